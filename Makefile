@@ -1,0 +1,126 @@
+# anchorkv - one plain, non-recursive Makefile.
+#
+#   make            build build/anchorkv (release, jemalloc)
+#   make run        install what is missing, build, run in the foreground
+#   make test       install what is missing, build with -Werror (release and
+#                   ASan+UBSan), run the C unit tests, then the integration
+#                   tests against the sanitized daemon; ends "N passed, N failed"
+#   make bench-core ns/op of the core structures (not a test)
+#   make bench      load tests against anchorkv, memcached and redis-server
+#   make fuzz       libFuzzer targets (FUZZ_SECONDS each)
+#   make clean
+
+CC      ?= cc
+PKGS    := libevent libsodium
+WARN    := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wvla
+BASE    := -std=gnu11 -g -pthread -D_GNU_SOURCE -Icore -Iprotocol -Iserver \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+
+# release: jemalloc, optimised
+REL_CFLAGS := $(BASE) $(WARN) -O2 -MMD -MP
+REL_LIBS   := $(LIBS) -ljemalloc
+# asan: libc malloc so that ASan sees every block, UBSan traps
+SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_CFLAGS := $(BASE) $(WARN) -O1 $(SAN) -DAK_MALLOC_LIBC -MMD -MP
+ASAN_LIBS   := $(LIBS) $(SAN)
+
+CORE_SRCS   := $(wildcard core/*.c)
+PROTO_SRCS  := $(wildcard protocol/*.c)
+SERVER_SRCS := $(wildcard server/*.c)
+LIB_SRCS    := $(CORE_SRCS) $(PROTO_SRCS)
+UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
+
+REL_LIB_OBJS  := $(LIB_SRCS:%.c=build/rel/%.o)
+ASAN_LIB_OBJS := $(LIB_SRCS:%.c=build/asan/%.o)
+REL_SRV_OBJS  := $(SERVER_SRCS:%.c=build/rel/%.o)
+ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
+UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
+
+BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev pkg-config gcc make
+TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd
+BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
+FUZZ_DEPS  := clang libclang-rt-14-dev
+
+CONF ?= conf/anchorkv.conf
+FUZZ_SECONDS ?= 60
+
+.PHONY: all run test unit integration bench bench-core fuzz clean deps deps-test deps-bench deps-fuzz
+
+all: build/anchorkv
+
+# Installs what is missing: with apt-get when root, else prints the command.
+define install_pkgs
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+endef
+
+deps:
+	$(call install_pkgs,$(BUILD_DEPS))
+deps-test: deps
+	$(call install_pkgs,$(TEST_DEPS))
+deps-bench: deps
+	$(call install_pkgs,$(BENCH_DEPS))
+deps-fuzz: deps
+	$(call install_pkgs,$(FUZZ_DEPS))
+
+build/rel/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -c $< -o $@
+
+build/asan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -c $< -o $@
+
+build/anchorkv: $(REL_LIB_OBJS) $(REL_SRV_OBJS)
+	$(CC) $(REL_CFLAGS) -o $@ $^ $(REL_LIBS)
+
+build/asan/anchorkv: $(ASAN_LIB_OBJS) $(ASAN_SRV_OBJS)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
+
+build/asan/tests/%: build/asan/tests/unit/%.o $(ASAN_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
+
+run: deps
+	@$(MAKE) --no-print-directory build/anchorkv
+	./build/anchorkv -f $(CONF)
+
+test: deps-test
+	@$(MAKE) --no-print-directory build/anchorkv build/asan/anchorkv $(UNIT_BINS)
+	@sh tests/run-tests.sh
+
+unit: deps-test
+	@$(MAKE) --no-print-directory $(UNIT_BINS)
+	@sh tests/run-tests.sh unit
+
+integration: deps-test
+	@$(MAKE) --no-print-directory build/anchorkv build/asan/anchorkv
+	@sh tests/run-tests.sh integration
+
+build/bench_core: tests/bench/bench_core.c $(REL_LIB_OBJS)
+	$(CC) $(REL_CFLAGS) -o $@ $^ $(REL_LIBS)
+
+bench-core: deps build/bench_core
+	./build/bench_core
+
+bench: deps-bench
+	@$(MAKE) --no-print-directory build/anchorkv
+	@sh tests/bench/bench.sh
+
+fuzz: deps-fuzz
+	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * htable.h - a hash table of hlist_head buckets that grows incrementally.
+ *
+ * A tool box, like the rbtree: the table hands out the bucket where an entry
+ * of a given hash lives; the user walks it and compares keys itself:
+ *
+ *	struct hlist_head *b = htable_bucket(&shard->ht, h);
+ *	hlist_for_each_entry(it, b, hnode)
+ *		if (it->nkey == nkey && !memcmp(...)) ...
+ *
+ * The bucket count is a power of two. Growing never rehashes the whole table
+ * at once: htable_grow_start() installs a twice-as-large array (allocated by
+ * the caller outside its lock with htable_buckets_alloc()), and from then on
+ * each write moves a few old buckets over (htable_rehash_bucket() /
+ * htable_rehash_advance()), while htable_bucket() answers with the old or the
+ * new bucket depending on whether that old bucket has moved yet. The user
+ * writes the move loop because only it knows each entry's hash:
+ *
+ *	struct hlist_head *old;
+ *	while (budget-- && (old = htable_rehash_bucket(ht))) {
+ *		hlist_for_each_entry_safe(it, tmp, old, hnode) {
+ *			hlist_del_init(&it->hnode);
+ *			hlist_add_head(&it->hnode,
+ *				       htable_new_bucket(ht, hash_of(it)));
+ *		}
+ *		done = htable_rehash_advance(ht);	// old array once finished
+ *	}
+ *	...unlock...; ak_free(done);
+ *
+ * Synchronization: the caller provides all locking.
+ */
+#ifndef ANCHORKV_HTABLE_H
+#define ANCHORKV_HTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.h"
+
+struct htable {
+	struct hlist_head *buckets;	/* current (old, while rehashing) array */
+	struct hlist_head *next;	/* the larger array while rehashing, else NULL */
+	unsigned int bits;		/* log2 of the buckets array size */
+	uint64_t rehash_pos;		/* old buckets below this have moved */
+	uint64_t count;			/* entries in the table */
+};
+
+/**
+ * htable_buckets_alloc() - allocate an empty bucket array of 2^@bits buckets
+ * @bits: log2 of the size, 1..40
+ *
+ * Context: outside any lock (it allocates).
+ * Return: the array, or NULL on allocation failure.
+ */
+struct hlist_head *htable_buckets_alloc(unsigned int bits);
+
+/**
+ * htable_init() - start a table on a caller-allocated array
+ * @ht:      the table
+ * @buckets: from htable_buckets_alloc(@bits)
+ * @bits:    its log2 size
+ *
+ * Context: the caller provides locking.
+ */
+void htable_init(struct htable *ht, struct hlist_head *buckets, unsigned int bits);
+
+/**
+ * htable_destroy() - free the bucket arrays (not the entries)
+ * @ht: the table; unusable afterwards until htable_init()
+ *
+ * Context: the caller has exclusive use of the table.
+ */
+void htable_destroy(struct htable *ht);
+
+/**
+ * htable_bucket() - the bucket where an entry of hash @hash lives now
+ * @ht:   the table
+ * @hash: the entry's hash
+ *
+ * Lookups, inserts and deletes all use this bucket, during a rehash too.
+ *
+ * Context: the caller holds the table's lock.
+ * Return: the bucket.
+ */
+struct hlist_head *htable_bucket(const struct htable *ht, uint64_t hash);
+
+/**
+ * htable_new_bucket() - the bucket of @hash in the array being grown into
+ * @ht:   a table that is rehashing
+ * @hash: the entry's hash
+ *
+ * Context: the caller holds the table's lock.
+ * Return: the bucket in the new array.
+ */
+struct hlist_head *htable_new_bucket(const struct htable *ht, uint64_t hash);
+
+/**
+ * htable_add() - link @node into the bucket of @hash and count it
+ * @ht:   the table
+ * @node: an unlinked node
+ * @hash: its entry's hash
+ *
+ * Context: the caller holds the table's lock.
+ */
+void htable_add(struct htable *ht, struct hlist_node *node, uint64_t hash);
+
+/**
+ * htable_del() - unlink @node and uncount it
+ * @ht:   the table
+ * @node: a node linked in @ht
+ *
+ * Context: the caller holds the table's lock.
+ */
+void htable_del(struct htable *ht, struct hlist_node *node);
+
+/**
+ * htable_replace() - put @new where @old is (same key, same hash)
+ * @ht:  the table
+ * @old: a node linked in @ht; unlinked afterwards
+ * @new: an unlinked node
+ *
+ * Context: the caller holds the table's lock.
+ */
+void htable_replace(struct htable *ht, struct hlist_node *old, struct hlist_node *new);
+
+/**
+ * htable_wants_grow() - whether the table is loaded enough to start growing
+ * @ht: the table
+ *
+ * True when not already rehashing and count exceeds 1.5 x buckets.
+ *
+ * Context: the caller holds the table's lock.
+ * Return: true if the caller should allocate 2^(@ht->bits + 1) buckets and
+ * call htable_grow_start().
+ */
+bool htable_wants_grow(const struct htable *ht);
+
+/**
+ * htable_grow_start() - begin moving into a larger array
+ * @ht:      the table
+ * @buckets: from htable_buckets_alloc(@ht->bits + 1)
+ *
+ * Context: the caller holds the table's lock.
+ * Return: 0; -EBUSY if a rehash is already under way (then @buckets is not
+ * taken and the caller frees it).
+ */
+int htable_grow_start(struct htable *ht, struct hlist_head *buckets);
+
+/**
+ * htable_rehashing() - whether a rehash is under way
+ * @ht: the table
+ *
+ * Context: the caller holds the table's lock.
+ */
+bool htable_rehashing(const struct htable *ht);
+
+/**
+ * htable_rehash_bucket() - the next old bucket whose entries must move
+ * @ht: the table
+ *
+ * Context: the caller holds the table's lock.
+ * Return: the old bucket at rehash_pos, or NULL when not rehashing.
+ */
+struct hlist_head *htable_rehash_bucket(const struct htable *ht);
+
+/**
+ * htable_rehash_advance() - mark the bucket from htable_rehash_bucket() moved
+ * @ht: the table; the bucket must be empty now
+ *
+ * When the last old bucket has moved the new array becomes the table's.
+ *
+ * Context: the caller holds the table's lock.
+ * Return: the old array when the rehash just finished (the caller frees it
+ * with ak_free() after dropping its lock), else NULL.
+ */
+struct hlist_head *htable_rehash_advance(struct htable *ht);
+
+/**
+ * htable_memory() - bytes held by the bucket arrays
+ * @ht: the table
+ *
+ * Context: the caller holds the table's lock.
+ * Return: allocator bytes of both arrays.
+ */
+size_t htable_memory(const struct htable *ht);
+
+/**
+ * htable_max_chain() - length of the longest bucket chain (a full scan)
+ * @ht: the table
+ *
+ * For stats and tests; O(buckets).
+ *
+ * Context: the caller holds the table's lock.
+ * Return: the longest chain.
+ */
+unsigned int htable_max_chain(const struct htable *ht);
+
+#endif /* ANCHORKV_HTABLE_H */

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * item.h - one entry of the store: header, key and value in one block.
+ *
+ * Layout of the block: struct item, then the key bytes (nkey, no NUL), then
+ * the value (nbytes) followed by "\r\n", so that a reply sends the value and
+ * its terminator with one iovec straight from the item.
+ *
+ * The anchors are embedded: hnode (hash chain, string keys), rbnode (key
+ * order, string keys) and lru (the shard's eviction order). Integer keys are
+ * indexed by the shard's radix tree, by value, and do not use hnode/rbnode.
+ *
+ * Lifetime: an item is born with one reference, its creator's. Linking it
+ * into the store hands that reference to the store; every lookup that
+ * returns an item takes one more for the caller, who drops it with
+ * item_put() when the reply no longer needs the bytes. The block is freed
+ * when the last reference goes, whatever lock is or is not held then.
+ *
+ * Synchronization: refcount is atomic; every other field is written only
+ * before the item is linked or under its shard's lock, and is read-only for
+ * holders of a reference once linked (except ITEM_ACCESSED, a relaxed bit).
+ */
+#ifndef ANCHORKV_ITEM_H
+#define ANCHORKV_ITEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.h"
+#include "rbtree.h"
+
+#define KEY_MAX_LENGTH	250
+
+/* rel_time_t: seconds since the store's epoch; 0 in exptime means never. */
+typedef uint32_t rel_time_t;
+
+enum item_iflags {
+	ITEM_LINKED	= 1u << 0,	/* in its shard's indexes */
+	ITEM_INTKEY	= 1u << 1,	/* key is a canonical u64, indexed by radix */
+	ITEM_ACCESSED	= 1u << 2,	/* CLOCK reference bit, set on hits */
+};
+
+struct item {
+	struct hlist_node hnode;	/* string keys: hash chain */
+	struct rb_node rbnode;		/* string keys: key order */
+	struct list_head lru;		/* shard eviction (CLOCK) order */
+	uint64_t cas;			/* unique per modification */
+	uint64_t ikey;			/* ITEM_INTKEY: the key's value */
+	rel_time_t exptime;		/* 0: never */
+	rel_time_t time;		/* last stored (for flush_all) */
+	uint32_t flags;			/* client flags */
+	uint32_t nbytes;		/* value length without "\r\n" */
+	uint32_t refcount;		/* atomic */
+	uint32_t alloc_size;		/* allocator bytes of this block */
+	uint8_t nkey;			/* key length, 1..250 */
+	uint8_t iflags;			/* enum item_iflags; ACCESSED is relaxed */
+	uint16_t shard;			/* owning shard */
+	char data[];			/* key, value, "\r\n" */
+};
+
+/**
+ * item_key() - the key bytes (not NUL terminated)
+ * @it: the item
+ */
+static inline const char *item_key(const struct item *it)
+{
+	return it->data;
+}
+
+/**
+ * item_value() - the value bytes, followed by "\r\n" (nbytes + 2 in all)
+ * @it: the item
+ */
+static inline char *item_value(struct item *it)
+{
+	return it->data + it->nkey;
+}
+
+static inline const char *item_value_const(const struct item *it)
+{
+	return it->data + it->nkey;
+}
+
+/**
+ * item_alloc() - allocate an unlinked item with one reference
+ * @key:     the key (1..KEY_MAX_LENGTH bytes, checked by the caller)
+ * @nkey:    its length
+ * @flags:   client flags
+ * @exptime: expiry in store time (0 = never)
+ * @nbytes:  value length; the caller fills nbytes + 2 bytes at item_value()
+ *
+ * Copies the key, sets ITEM_INTKEY and ikey if the key is a canonical u64.
+ * The cas, time and shard fields are set when the store links the item.
+ *
+ * Context: any lock state; allocates, so store users call it before taking a
+ * shard lock.
+ * Return: the item, or NULL on allocation failure.
+ */
+struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
+			rel_time_t exptime, uint32_t nbytes);
+
+/**
+ * item_total_size() - allocator bytes an item of this shape would take
+ * @nkey:   key length
+ * @nbytes: value length
+ *
+ * Context: any.
+ * Return: the size class item_alloc() would get.
+ */
+size_t item_total_size(size_t nkey, uint32_t nbytes);
+
+/**
+ * item_get() - take one more reference
+ * @it: an item the caller already holds a reference to (or finds under its
+ *      shard lock)
+ *
+ * Context: any.
+ */
+static inline void item_get(struct item *it)
+{
+	__atomic_fetch_add(&it->refcount, 1, __ATOMIC_RELAXED);
+}
+
+/**
+ * item_put() - drop one reference, freeing the item with the last one
+ * @it: the item
+ *
+ * Context: any; must not be called with a shard lock held when it may be
+ * the last reference of a large item (freeing is not done under locks).
+ */
+void item_put(struct item *it);
+
+/**
+ * key_is_integer() - whether a key is a canonical unsigned 64-bit decimal
+ * @key:   the bytes
+ * @nkey:  their number
+ * @value: receives the value when true (may be NULL)
+ *
+ * Canonical: 1 to 20 digits, no sign, no leading zero (except "0" itself),
+ * value <= 18446744073709551615.
+ *
+ * Context: any.
+ * Return: true for integer keys.
+ */
+bool key_is_integer(const char *key, size_t nkey, uint64_t *value);
+
+/**
+ * key_compare() - compare two keys in keyspace order
+ * @a, @na: first key
+ * @b, @nb: second key
+ *
+ * Keyspace order: every integer key, in numeric order, then every other key
+ * in bytewise order (memcmp; a prefix sorts before its extensions).
+ *
+ * Context: any.
+ * Return: <0, 0 or >0.
+ */
+int key_compare(const char *a, size_t na, const char *b, size_t nb);
+
+#endif /* ANCHORKV_ITEM_H */

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rbtree.h - an intrusive red-black tree, after the Linux kernel's rbtree.
+ *
+ * The tree is a tool box, not a container: it links, recolours, rebalances,
+ * erases, replaces and walks embedded struct rb_node anchors. It never
+ * compares keys. The user writes the search loop and the insert-point loop
+ * (so the comparison is inlined), then calls rb_link_node() and
+ * rb_insert_color():
+ *
+ *	struct rb_node **link = &root->rb_node, *parent = NULL;
+ *	while (*link) {
+ *		struct thing *t = rb_entry(*link, struct thing, node);
+ *		parent = *link;
+ *		link = key < t->key ? &(*link)->rb_left : &(*link)->rb_right;
+ *	}
+ *	rb_link_node(&new->node, parent, link);
+ *	rb_insert_color(&new->node, root);
+ *
+ * The parent pointer and the colour share one word (nodes are at least
+ * 4-byte aligned, the colour is bit 0).
+ *
+ * Synchronization: the caller provides all locking.
+ */
+#ifndef ANCHORKV_RBTREE_H
+#define ANCHORKV_RBTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler.h"
+
+struct rb_node {
+	uintptr_t rb_parent_color;	/* parent pointer | colour (bit 0: 1 = black) */
+	struct rb_node *rb_right;
+	struct rb_node *rb_left;
+} __attribute__((aligned(sizeof(long))));
+
+struct rb_root {
+	struct rb_node *rb_node;
+};
+
+#define RB_ROOT (struct rb_root) { NULL }
+#define rb_entry(ptr, type, member) container_of(ptr, type, member)
+#define rb_entry_safe(ptr, type, member) \
+	({ __typeof__(ptr) rbes_p_ = (ptr); rbes_p_ ? rb_entry(rbes_p_, type, member) : NULL; })
+
+#define RB_RED		0
+#define RB_BLACK	1
+
+static inline struct rb_node *rb_parent(const struct rb_node *node)
+{
+	return (struct rb_node *)(node->rb_parent_color & ~(uintptr_t)3);
+}
+
+static inline bool rb_is_black(const struct rb_node *node)
+{
+	return node->rb_parent_color & RB_BLACK;
+}
+
+static inline bool rb_is_red(const struct rb_node *node)
+{
+	return !rb_is_black(node);
+}
+
+#define RB_EMPTY_ROOT(root)	((root)->rb_node == NULL)
+/* A node that is on no tree points to itself as parent. */
+#define RB_EMPTY_NODE(node)	((node)->rb_parent_color == (uintptr_t)(node))
+#define RB_CLEAR_NODE(node)	((node)->rb_parent_color = (uintptr_t)(node))
+
+/**
+ * rb_link_node() - attach @node at the leaf position found by a search
+ * @node:    the new node
+ * @parent:  the node whose child slot @rb_link is (NULL for the root)
+ * @rb_link: the empty child slot found by the insert-point search
+ *
+ * The tree is unbalanced until rb_insert_color() is called.
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ */
+static inline void rb_link_node(struct rb_node *node, struct rb_node *parent,
+				struct rb_node **rb_link)
+{
+	node->rb_parent_color = (uintptr_t)parent;	/* red */
+	node->rb_left = node->rb_right = NULL;
+	*rb_link = node;
+}
+
+/**
+ * rb_insert_color() - rebalance after rb_link_node()
+ * @node: the node just linked
+ * @root: its tree
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ */
+void rb_insert_color(struct rb_node *node, struct rb_root *root);
+
+/**
+ * rb_erase() - unlink @node from @root and rebalance
+ * @node: a node on @root
+ * @root: the tree
+ *
+ * @node is not touched after return except to be unlinked; callers that test
+ * RB_EMPTY_NODE() later call RB_CLEAR_NODE() themselves.
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ */
+void rb_erase(struct rb_node *node, struct rb_root *root);
+
+/**
+ * rb_replace_node() - put @new in the place of @victim without rebalancing
+ * @victim: a node on @root
+ * @new:    a node on no tree, which must sort exactly where @victim does
+ * @root:   the tree
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ */
+void rb_replace_node(struct rb_node *victim, struct rb_node *new,
+		     struct rb_root *root);
+
+/**
+ * rb_first() - the leftmost (smallest) node
+ * @root: the tree
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ * Return: the node, or NULL for an empty tree.
+ */
+struct rb_node *rb_first(const struct rb_root *root);
+
+/**
+ * rb_last() - the rightmost (largest) node
+ * @root: the tree
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ * Return: the node, or NULL for an empty tree.
+ */
+struct rb_node *rb_last(const struct rb_root *root);
+
+/**
+ * rb_next() - the in-order successor
+ * @node: a node on a tree
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ * Return: the next node, or NULL after the last.
+ */
+struct rb_node *rb_next(const struct rb_node *node);
+
+/**
+ * rb_prev() - the in-order predecessor
+ * @node: a node on a tree
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ * Return: the previous node, or NULL before the first.
+ */
+struct rb_node *rb_prev(const struct rb_node *node);
+
+#endif /* ANCHORKV_RBTREE_H */

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store.h - the item store: shards of indexes, eviction and memory limit.
+ *
+ * The store is split into shards. Each shard owns a hash table and an
+ * rbtree for string keys, a radix tree for integer keys, a CLOCK eviction
+ * list, and one mutex. The functions below take and release the shard lock
+ * themselves around the smallest critical section; the _locked helpers
+ * inside store.c expect it held. Nothing under a shard lock allocates,
+ * frees, or does I/O: items are allocated and filled before the lock
+ * (store_item_alloc()), radix inserts are preloaded before it, and replaced
+ * or evicted items are released after it.
+ *
+ * Keys: an integer key (canonical unsigned 64-bit decimal, see
+ * key_is_integer()) lives in the radix tree of shard (value >> 6) %
+ * nshards; any other key lives in the hash table and rbtree of shard
+ * hash % nshards. Keyspace order (what ranges walk) is integer keys by
+ * value, then other keys bytewise (key_compare()).
+ *
+ * Time: the store never reads a clock. store_set_time() tells it the unix
+ * time (the daemon does it every second, tests whenever they like); expiry
+ * and flush_all are judged against that.
+ *
+ * Synchronization: every function here takes the locks it needs (see each
+ * Context line); the caller holds none.
+ */
+#ifndef ANCHORKV_STORE_H
+#define ANCHORKV_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "item.h"
+
+struct store;
+
+struct store_config {
+	size_t mem_limit;		/* bytes for items + indexes; 0: no limit */
+	size_t item_size_max;		/* largest item block (-I) */
+	unsigned int nshards;		/* power of two, 1..4096 */
+	unsigned int hash_bits;		/* initial log2 buckets per shard */
+	bool no_evict;			/* -M: refuse instead of evicting */
+};
+
+enum store_op {
+	STORE_OP_SET,
+	STORE_OP_ADD,
+	STORE_OP_REPLACE,
+	STORE_OP_APPEND,
+	STORE_OP_PREPEND,
+	STORE_OP_CAS,
+};
+
+enum store_result {
+	STORE_STORED,		/* "STORED" */
+	STORE_NOT_STORED,	/* "NOT_STORED" (add/replace/append/prepend) */
+	STORE_EXISTS,		/* "EXISTS" (cas mismatch) */
+	STORE_NOT_FOUND,	/* "NOT_FOUND" (cas on a missing key) */
+	STORE_NO_MEMORY,	/* "SERVER_ERROR out of memory storing object" */
+	STORE_TOO_LARGE,	/* "SERVER_ERROR object too large for cache" */
+};
+
+enum store_miss {
+	STORE_HIT,
+	STORE_MISS_ABSENT,
+	STORE_MISS_EXPIRED,	/* found but expired (counted as get_expired) */
+	STORE_MISS_FLUSHED,	/* found but invalidated by flush_all */
+};
+
+enum bound_kind {
+	BOUND_MIN,		/* "-": below every key */
+	BOUND_MAX,		/* "+": above every key */
+	BOUND_INCL,		/* "[key" */
+	BOUND_EXCL,		/* "(key" */
+};
+
+struct store_bound {
+	enum bound_kind kind;
+	const char *key;	/* BOUND_INCL / BOUND_EXCL only */
+	size_t nkey;
+};
+
+struct store_stats {
+	uint64_t curr_items;		/* linked items */
+	uint64_t curr_int_items;	/* of which integer keys */
+	uint64_t curr_str_items;	/* of which other keys */
+	uint64_t total_items;		/* items ever linked (since reset) */
+	uint64_t bytes;			/* allocator bytes of linked items */
+	uint64_t index_bytes;		/* hash arrays + radix nodes */
+	uint64_t limit_maxbytes;	/* the memory limit */
+	uint64_t evictions;		/* items evicted to make room (since reset) */
+	uint64_t evicted_unfetched;	/* of which never read */
+	uint64_t expired_unfetched;	/* expired items reclaimed never read */
+	uint64_t reclaimed;		/* expired/flushed items reclaimed */
+	uint64_t hash_buckets;		/* buckets over all shards */
+	uint64_t hash_max_chain;	/* longest chain seen (full scan) */
+	uint64_t radix_nodes;		/* radix nodes over all shards */
+	uint64_t rehashing;		/* shards growing their table now */
+	uint64_t nshards;
+};
+
+/**
+ * store_create() - make an empty store
+ * @cfg: sizes and policies (copied)
+ *
+ * Context: start-up; allocates.
+ * Return: the store, or NULL on a bad @cfg or allocation failure.
+ */
+struct store *store_create(const struct store_config *cfg);
+
+/**
+ * store_destroy() - free the store and drop its references on every item
+ * @s: the store; no other thread may use it
+ *
+ * Context: exclusive use.
+ */
+void store_destroy(struct store *s);
+
+/**
+ * store_set_time() - set the store's clock
+ * @s:        the store
+ * @unix_now: current unix time in seconds
+ *
+ * Context: any; lock free.
+ */
+void store_set_time(struct store *s, int64_t unix_now);
+
+/**
+ * store_now() - the store's clock in store time
+ * @s: the store
+ *
+ * Context: any; lock free.
+ * Return: seconds since the store's epoch (always >= 2).
+ */
+rel_time_t store_now(const struct store *s);
+
+/**
+ * store_unix_time() - the store's clock as unix time
+ * @s: the store
+ *
+ * Context: any; lock free.
+ */
+int64_t store_unix_time(const struct store *s);
+
+/**
+ * store_exptime() - convert a client exptime to store time
+ * @s:       the store
+ * @exptime: as in the memcached protocol: 0 never; 1..2592000 (30 days)
+ *           seconds from now; larger: unix time; negative: already expired
+ *
+ * Context: any; lock free.
+ * Return: 0 for never, else a store time (in the past for expired ones).
+ */
+rel_time_t store_exptime(const struct store *s, int64_t exptime);
+
+/**
+ * store_item_alloc() - allocate an item to fill and then store
+ * @s:       the store
+ * @key:     the key, 1..KEY_MAX_LENGTH bytes (checked by the caller)
+ * @nkey:    its length
+ * @flags:   client flags
+ * @exptime: store time from store_exptime()
+ * @nbytes:  value length; the caller writes nbytes + 2 bytes ("...\r\n") at
+ *           item_value()
+ * @out:     receives the item, with one reference for the caller
+ *
+ * Context: takes no lock; allocates.
+ * Return: 0; -E2BIG if the item would exceed item_size_max or the whole
+ * memory limit; -ENOMEM if the allocator failed.
+ */
+int store_item_alloc(struct store *s, const char *key, size_t nkey,
+		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,
+		     struct item **out);
+
+/**
+ * store_item_store() - set/add/replace/append/prepend/cas an item
+ * @s:       the store
+ * @it:      from store_item_alloc(), filled; the caller's reference is
+ *           consumed whatever the result
+ * @op:      the memcached command
+ * @cas:     STORE_OP_CAS only: the cas unique the client sent
+ * @cas_out: receives the new item's cas when stored (may be NULL)
+ *
+ * Evicts the coldest items (CLOCK) to make room, or with no_evict answers
+ * STORE_NO_MEMORY. Append and prepend build the joined item outside the
+ * lock and retry if the old one changed meanwhile.
+ *
+ * Context: takes and releases shard locks.
+ * Return: the memcached outcome.
+ */
+enum store_result store_item_store(struct store *s, struct item *it,
+				   enum store_op op, uint64_t cas,
+				   uint64_t *cas_out);
+
+/**
+ * store_get() - look a key up
+ * @s:    the store
+ * @key:  the key
+ * @nkey: its length
+ * @why:  receives the hit/miss reason (may be NULL)
+ *
+ * An expired or flushed item found is unlinked (lazy expiry) and reported
+ * as a miss. A hit sets the item's CLOCK bit without moving it.
+ *
+ * Context: takes and releases the key's shard lock.
+ * Return: the item with a reference for the caller (item_put() it), or NULL.
+ */
+struct item *store_get(struct store *s, const char *key, size_t nkey,
+		       enum store_miss *why);
+
+/**
+ * store_get_touch() - look a key up and set its expiry (gat/gats)
+ * @s:       the store
+ * @key:     the key
+ * @nkey:    its length
+ * @exptime: new expiry, store time
+ * @why:     receives the hit/miss reason (may be NULL)
+ *
+ * Context: takes and releases the key's shard lock.
+ * Return: the item with a reference for the caller, or NULL.
+ */
+struct item *store_get_touch(struct store *s, const char *key, size_t nkey,
+			     rel_time_t exptime, enum store_miss *why);
+
+/**
+ * store_touch() - set a key's expiry
+ * @s:       the store
+ * @key:     the key
+ * @nkey:    its length
+ * @exptime: new expiry, store time
+ *
+ * Context: takes and releases the key's shard lock.
+ * Return: 0, or -ENOENT.
+ */
+int store_touch(struct store *s, const char *key, size_t nkey,
+		rel_time_t exptime);
+
+/**
+ * store_delete() - remove a key
+ * @s:    the store
+ * @key:  the key
+ * @nkey: its length
+ *
+ * Context: takes and releases the key's shard lock.
+ * Return: 0, or -ENOENT.
+ */
+int store_delete(struct store *s, const char *key, size_t nkey);
+
+/**
+ * store_incr_decr() - add to or subtract from a decimal value
+ * @s:       the store
+ * @key:     the key
+ * @nkey:    its length
+ * @incr:    true for incr (wraps at 2^64), false for decr (floors at 0)
+ * @delta:   the amount
+ * @value:   receives the new value
+ * @cas_out: receives the new cas (may be NULL)
+ *
+ * The value must be a decimal of at most 20 digits that fits in 64 bits.
+ * The result is stored as its decimal text, without padding.
+ *
+ * Context: takes and releases the key's shard lock; allocates outside it.
+ * Return: 0; -ENOENT; -EINVAL for a non-numeric value; -ENOMEM.
+ */
+int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
+		    uint64_t delta, uint64_t *value, uint64_t *cas_out);
+
+/**
+ * store_flush_all() - invalidate every item stored up to a moment
+ * @s:    the store
+ * @when: 0 for now, else the store time at which every item stored before
+ *        it becomes invalid (flush_all with a delay)
+ *
+ * Invalidated items are unlinked lazily (on access, and by
+ * store_expire_step()), never in bulk under a lock.
+ *
+ * Context: lock free.
+ */
+void store_flush_all(struct store *s, rel_time_t when);
+
+/**
+ * store_expire_step() - reclaim expired and flushed items, a slice at a time
+ * @s:      the store
+ * @budget: items to examine at most (over all shards)
+ *
+ * Call it periodically; each call holds each shard lock only for a bounded
+ * slice.
+ *
+ * Context: takes and releases shard locks.
+ * Return: items reclaimed.
+ */
+unsigned int store_expire_step(struct store *s, unsigned int budget);
+
+/**
+ * store_range() - items of a key range, in keyspace order
+ * @s:       the store
+ * @from:    the lower bound
+ * @to:      the upper bound
+ * @reverse: false: the first @max items from @from up; true: the first
+ *           @max from @to down
+ * @max:     room in @out
+ * @out:     receives the items, each with a reference for the caller
+ *
+ * Each shard is read under its lock and the shards are merged (k-way).
+ * Expired and flushed items are skipped. An empty or inverted range gives 0.
+ *
+ * Context: takes and releases shard locks; allocates scratch.
+ * Return: number of items in @out, or -ENOMEM.
+ */
+int store_range(struct store *s, const struct store_bound *from,
+		const struct store_bound *to, bool reverse, unsigned int max,
+		struct item **out);
+
+/**
+ * store_count() - number of live items in a key range
+ * @s:    the store
+ * @from: the lower bound
+ * @to:   the upper bound
+ *
+ * Each shard lock is held for bounded slices only.
+ *
+ * Context: takes and releases shard locks.
+ * Return: the count.
+ */
+uint64_t store_count(struct store *s, const struct store_bound *from,
+		     const struct store_bound *to);
+
+/**
+ * store_delete_range() - remove every item of a key range
+ * @s:    the store
+ * @from: the lower bound
+ * @to:   the upper bound
+ *
+ * Each shard lock is held for bounded slices only; removed items are
+ * released outside the lock.
+ *
+ * Context: takes and releases shard locks.
+ * Return: the number of live items removed.
+ */
+uint64_t store_delete_range(struct store *s, const struct store_bound *from,
+			    const struct store_bound *to);
+
+/**
+ * store_bound_cmp() - order two bounds as range limits
+ * @a: a bound
+ * @b: a bound
+ *
+ * For validating "from <= to" in the protocol.
+ *
+ * Context: any.
+ * Return: <0, 0 or >0 as the position of @a is before, at or after @b.
+ */
+int store_bound_cmp(const struct store_bound *a, const struct store_bound *b);
+
+/**
+ * store_stats() - totals over every shard
+ * @s:  the store
+ * @st: filled in
+ *
+ * Context: takes and releases each shard lock in turn.
+ */
+void store_stats(struct store *s, struct store_stats *st);
+
+/**
+ * store_stats_reset() - zero the resettable counters (stats reset)
+ * @s: the store
+ *
+ * Context: takes and releases each shard lock in turn.
+ */
+void store_stats_reset(struct store *s);
+
+#endif /* ANCHORKV_STORE_H */

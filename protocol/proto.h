@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proto.h - the memcached text protocol engine: bytes in, replies out.
+ *
+ * No sockets here. The server hands each connection's input bytes to
+ * proto_process(); the engine parses every complete request in them in
+ * place, runs it against the store, and queues the replies in the
+ * connection's struct reply (reply.h), from which the server writes with
+ * writev(). Values are queued by reference to the item (zero copy).
+ *
+ * A data block (set and friends) is copied into the freshly allocated item
+ * as it arrives, so the server's input buffer stays small whatever the
+ * value size. A declared value larger than the item size limit is answered
+ * "SERVER_ERROR object too large for cache" and its bytes are read and
+ * discarded ("swallowed") without being buffered.
+ *
+ * Synchronization: a struct proto_conn belongs to one connection and so to
+ * one worker thread; the struct proto_ctx and its stats belong to one worker
+ * thread. The store takes its own locks.
+ */
+#ifndef ANCHORKV_PROTO_H
+#define ANCHORKV_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reply.h"
+
+struct store;
+struct item;
+
+#define PROTO_LINE_MAX		2048	/* a non-get line longer than this closes */
+
+/* Per-worker counters, summed by the server for "stats". Field names are
+ * memcached's where memcached has the counter. */
+struct proto_stats {
+	uint64_t cmd_get;		/* keys requested by get/gets/gat/gats */
+	uint64_t cmd_set;		/* storage commands (set/add/replace/append/prepend/cas) */
+	uint64_t cmd_flush;
+	uint64_t cmd_touch;
+	uint64_t get_hits;
+	uint64_t get_misses;
+	uint64_t get_expired;
+	uint64_t get_flushed;
+	uint64_t delete_misses;
+	uint64_t delete_hits;
+	uint64_t incr_misses;
+	uint64_t incr_hits;
+	uint64_t decr_misses;
+	uint64_t decr_hits;
+	uint64_t cas_misses;
+	uint64_t cas_hits;
+	uint64_t cas_badval;
+	uint64_t touch_hits;
+	uint64_t touch_misses;
+	uint64_t store_too_large;
+	uint64_t store_no_memory;
+	uint64_t cmd_range;		/* range/ranges/rrange/rranges/keys */
+	uint64_t cmd_count;
+	uint64_t cmd_delete_range;
+	uint64_t range_items;		/* items returned by range commands */
+	uint64_t auth_cmds;
+	uint64_t auth_errors;
+};
+
+/* What the protocol needs to know of the settings (owned by the server). */
+struct proto_settings {
+	size_t item_size_max;		/* -I */
+	unsigned int range_max;		/* cap of <count> in range commands */
+	bool cas_enabled;		/* !-C */
+	bool flush_enabled;		/* !-F */
+	bool shutdown_enabled;		/* -A */
+	int verbose;			/* -v count; "verbosity" changes it */
+};
+
+/*
+ * Callbacks into the server, for the few commands whose answer is the
+ * server's (stats sections it owns, shutdown). A narrow set of hooks, not a
+ * framework: each one does one named job.
+ */
+struct proto_hooks {
+	/*
+	 * stats: append the reply to "stats [args]" (args is what followed
+	 * "stats", without leading spaces, may be empty; not NUL terminated),
+	 * including the final "END\r\n", or an error line. Return false if the
+	 * sub-command is unknown (then the engine answers "ERROR\r\n").
+	 */
+	bool (*stats)(void *arg, const char *args, size_t len, struct reply *out);
+	/* shutdown: begin a graceful shutdown (only called when enabled). */
+	void (*shutdown)(void *arg);
+};
+
+/* Per-worker context shared by that worker's connections. */
+struct proto_ctx {
+	struct store *store;
+	struct proto_settings *settings;
+	const struct proto_hooks *hooks;
+	void *hook_arg;
+	struct proto_stats stats;	/* this worker's counters */
+};
+
+enum proto_state {
+	PROTO_CMD,		/* waiting for a command line */
+	PROTO_DATA,		/* copying a data block into pending */
+	PROTO_SWALLOW,		/* discarding a refused data block */
+	PROTO_GET_CONT,		/* inside an overlong get line: more keys follow */
+	PROTO_CLOSED,		/* quit, fatal error: the server closes */
+};
+
+/* One connection's protocol state; the server embeds it in its conn. */
+struct proto_conn {
+	struct proto_ctx *ctx;
+	struct reply out;		/* replies not yet written */
+	enum proto_state state;
+	/* PROTO_DATA: the storage command being read */
+	struct item *pending;
+	uint64_t pending_cas;
+	size_t data_done;		/* bytes of nbytes + 2 received */
+	size_t data_total;
+	int pending_op;			/* enum store_op */
+	bool noreply;
+	/* PROTO_SWALLOW */
+	size_t swallow_left;
+	/* PROTO_GET_CONT */
+	int get_kind;			/* which of get/gets/gat/gats */
+	uint32_t get_exptime;
+	unsigned int nreqs;		/* requests handled (for stats conns) */
+};
+
+/**
+ * proto_conn_init() - prepare the protocol state of a new connection
+ * @pc:  the state
+ * @ctx: the worker's context
+ *
+ * Context: the owning worker thread.
+ */
+void proto_conn_init(struct proto_conn *pc, struct proto_ctx *ctx);
+
+/**
+ * proto_conn_release() - drop everything a connection holds
+ * @pc: the state; unusable afterwards until proto_conn_init()
+ *
+ * Frees a half-read item and every queued reply, dropping item references.
+ *
+ * Context: the owning worker thread.
+ */
+void proto_conn_release(struct proto_conn *pc);
+
+/**
+ * proto_process() - parse and run the requests in @buf
+ * @pc:       the connection's state
+ * @buf:      bytes received and not yet consumed
+ * @len:      their number
+ * @max_reqs: stop after this many requests (-R fairness); 0: no cap
+ *
+ * Consumes every complete request and every byte of a data block being read
+ * or swallowed. Stops early, leaving bytes unconsumed, when: the rest is an
+ * incomplete command line; @max_reqs requests were handled; the queued
+ * output exceeds REPLY_HIGH_WATER (the server writes it out, then calls
+ * again with the rest); or the connection must close (proto_closed()).
+ * An incomplete line longer than PROTO_LINE_MAX that is not a get/gets/
+ * gat/gats line closes the connection, as memcached does; a get line is
+ * answered key by key as it streams in, so it needs no large buffer.
+ *
+ * Context: the owning worker thread; the store takes its own locks.
+ * Return: the number of bytes consumed from @buf.
+ */
+size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
+		     unsigned int max_reqs);
+
+/**
+ * proto_closed() - whether the connection is to be closed
+ * @pc: the state
+ *
+ * After "quit" or a fatal protocol error. Output already queued should be
+ * written first (memcached writes a pending error line before closing).
+ *
+ * Context: the owning worker thread.
+ */
+static inline bool proto_closed(const struct proto_conn *pc)
+{
+	return pc->state == PROTO_CLOSED;
+}
+
+#endif /* ANCHORKV_PROTO_H */

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reply.h - a connection's queue of reply bytes, ready for writev().
+ *
+ * Small replies are copied into fixed-size chunks owned by the queue; values
+ * are queued as an iovec pointing into the item, whose reference the queue
+ * holds until those bytes are written. The server asks for the unsent
+ * iovecs with reply_iov(), writes, and reports how far it got with
+ * reply_consume(), which releases finished chunks and item references.
+ *
+ * Synchronization: one queue per connection, used by its worker only.
+ */
+#ifndef ANCHORKV_REPLY_H
+#define ANCHORKV_REPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/uio.h>
+
+#include "list.h"
+
+struct item;
+
+#define REPLY_HIGH_WATER	(256u * 1024)	/* stop reading above this */
+
+struct reply {
+	struct list_head chunks;	/* struct reply_chunk, oldest first */
+	struct reply_seg *segs;		/* ring of segments (iov + owner) */
+	unsigned int seg_head;		/* first unsent segment */
+	unsigned int seg_count;		/* segments queued */
+	unsigned int seg_cap;		/* ring size */
+	size_t head_off;		/* bytes of segs[seg_head] already sent */
+	size_t pending;			/* bytes queued and unsent */
+};
+
+/**
+ * reply_init() - an empty queue
+ * @r: the queue
+ */
+void reply_init(struct reply *r);
+
+/**
+ * reply_free() - drop every queued byte and item reference
+ * @r: the queue; empty and reusable afterwards
+ */
+void reply_free(struct reply *r);
+
+/**
+ * reply_add() - queue a copy of @len bytes
+ * @r:   the queue
+ * @p:   the bytes
+ * @len: their number
+ *
+ * Return: 0, or -ENOMEM (nothing queued).
+ */
+int reply_add(struct reply *r, const void *p, size_t len);
+
+/**
+ * reply_addf() - queue printf-formatted text
+ * @r:   the queue
+ * @fmt: format
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int reply_addf(struct reply *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/**
+ * reply_add_ref() - queue @len bytes at @p, owned by item @it
+ * @r:   the queue
+ * @it:  the item the bytes live in; the caller's reference passes to the
+ *       queue, which drops it after the bytes are written (or on failure)
+ * @p:   the bytes inside @it
+ * @len: their number
+ *
+ * Return: 0, or -ENOMEM (the reference is dropped).
+ */
+int reply_add_ref(struct reply *r, struct item *it, const void *p, size_t len);
+
+/**
+ * reply_pending() - bytes queued and not yet written
+ * @r: the queue
+ */
+static inline size_t reply_pending(const struct reply *r)
+{
+	return r->pending;
+}
+
+/**
+ * reply_iov() - the unsent bytes as iovecs, oldest first
+ * @r:   the queue
+ * @iov: room for @max iovecs
+ * @max: their number
+ *
+ * Return: the number of iovecs filled (0 when nothing is pending).
+ */
+int reply_iov(const struct reply *r, struct iovec *iov, int max);
+
+/**
+ * reply_consume() - mark @n bytes written
+ * @r: the queue
+ * @n: bytes written by the last writev(), <= reply_pending()
+ *
+ * Releases finished chunks and item references.
+ */
+void reply_consume(struct reply *r, size_t n);
+
+#endif /* ANCHORKV_REPLY_H */

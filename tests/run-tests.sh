@@ -1,0 +1,80 @@
+#!/bin/sh
+# Runs the test suites and prints one closing line "N passed, N failed".
+#   tests/run-tests.sh              unit, then integration
+#   tests/run-tests.sh unit         C unit tests only (build/asan/tests/*)
+#   tests/run-tests.sh integration  daemon tests only (pytest, tests/integration)
+# Each unit binary ends with its own "N passed, N failed"; pytest's counts
+# come from its JUnit XML. Exit status is non-zero on any failure.
+set -u
+what=${1:-all}
+passed=0
+failed=0
+PY=/usr/bin/python3
+out=build/test-output
+mkdir -p "$out"
+
+add_counts() { # $1: a line "N passed, M failed"
+	p=$(echo "$1" | sed -n 's/^\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed.*/\1/p')
+	f=$(echo "$1" | sed -n 's/^\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed.*/\2/p')
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+}
+
+if [ "$what" = all ] || [ "$what" = unit ]; then
+	for t in build/asan/tests/test_*; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t")
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+			"$t" >"$out/$name.log" 2>&1
+		rc=$?
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/$name.log" | tail -n 1)
+		if [ -z "$line" ] || [ $rc -ne 0 ]; then
+			echo "FAIL unit/$name (exit $rc): see $out/$name.log"
+			tail -n 20 "$out/$name.log"
+			[ -n "$line" ] && add_counts "$line"
+			# a crash or a sanitizer report counts as one more failure
+			failed=$((failed + 1))
+		else
+			echo "ok   unit/$name: $line"
+			add_counts "$line"
+		fi
+	done
+fi
+
+if [ "$what" = all ] || [ "$what" = integration ]; then
+	if ls tests/integration/test_*.py >/dev/null 2>&1; then
+		ANCHORKV_BIN=${ANCHORKV_BIN:-build/asan/anchorkv} \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+			$PY -m pytest -q -p no:cacheprovider --junitxml="$out/integration.xml" \
+			tests/integration >"$out/integration.log" 2>&1
+		rc=$?
+		line=$($PY - "$out/integration.xml" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print("0 passed, 1 failed"); sys.exit()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+t = f = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); s += int(su.get("skipped", 0))
+    f += int(su.get("failures", 0)) + int(su.get("errors", 0))
+print(f"{t - f - s} passed, {f} failed")
+PYEOF
+)
+		tail -n 3 "$out/integration.log"
+		if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+			# pytest itself broke (usage error, no tests collected)
+			echo "FAIL integration: pytest exit $rc, see $out/integration.log"
+			tail -n 30 "$out/integration.log"
+			failed=$((failed + 1))
+		elif [ $rc -eq 1 ]; then
+			grep -E '^(FAILED|ERROR)' "$out/integration.log" | head -n 40
+		fi
+		echo "     integration: $line"
+		add_counts "$line"
+	fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
