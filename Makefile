@@ -87,7 +87,17 @@ build/anchorkv: $(REL_LIB_OBJS) $(REL_SRV_OBJS)
 build/asan/anchorkv: $(ASAN_LIB_OBJS) $(ASAN_SRV_OBJS)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
 
-build/asan/tests/%: build/asan/tests/unit/%.o $(ASAN_LIB_OBJS)
+# A unit test links only the modules it tests (UNIT_DEPS_<test>), or all of
+# core/ and protocol/ when it names none.
+UNIT_DEPS_test_list       := core/alloc.c
+UNIT_DEPS_test_rbtree     := core/rbtree.c core/alloc.c
+UNIT_DEPS_test_radix_tree := core/radix_tree.c core/alloc.c
+UNIT_DEPS_test_htable     := core/htable.c core/hash.c core/alloc.c
+UNIT_DEPS_test_store      := $(CORE_SRCS)
+
+.SECONDARY:
+.SECONDEXPANSION:
+build/asan/tests/%: build/asan/tests/unit/%.o $$(addprefix build/asan/,$$(subst .c,.o,$$(or $$(UNIT_DEPS_$$*),$$(LIB_SRCS))))
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
 
