@@ -52,7 +52,7 @@ struct htable {
  * @bits: log2 of the size, 1..40
  *
  * Context: outside any lock (it allocates).
- * Return: the array, or NULL on allocation failure.
+ * Return: the array, or NULL on allocation failure or @bits out of range.
  */
 struct hlist_head *htable_buckets_alloc(unsigned int bits);
 
@@ -173,7 +173,8 @@ struct hlist_head *htable_rehash_bucket(const struct htable *ht);
  *
  * Context: the caller holds the table's lock.
  * Return: the old array when the rehash just finished (the caller frees it
- * with ak_free() after dropping its lock), else NULL.
+ * with ak_free() after dropping its lock), else NULL (also when no rehash
+ * is under way).
  */
 struct hlist_head *htable_rehash_advance(struct htable *ht);
 

@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_htable.c - the keyed hash (core/hash.c) and the incrementally growing
+ * hash table (core/htable.c).
+ *
+ * The contract checked here:
+ *   - hash_key() is SipHash-2-4: it gives the published reference vectors
+ *     for key 00..0f and messages 00 01 02 .. of length 0..63; it is a
+ *     function of (seed, bytes) only; another seed gives other hashes;
+ *     1,000,000 keys spread evenly over 2^16 buckets (chi-square, max chain);
+ *   - htable: every entry is found through htable_bucket() in every state,
+ *     before, during and after a rehash; count is exact; a rehash moves only
+ *     the buckets the caller asks for, one at a time; the old array comes
+ *     back exactly once, when the last old bucket has moved; htable_memory()
+ *     and htable_max_chain() agree with what the test computes itself;
+ *   - a randomized run of 1,000,000 set/replace/delete/lookup operations
+ *     against a reference model (an array indexed by key number), growing
+ *     the table from 2 buckets many times, with a few buckets moved per
+ *     write as the store does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "hash.h"
+#include "htable.h"
+
+/* ---- a tiny deterministic generator (xorshift64*) ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static uint32_t rng_below(uint32_t n)
+{
+	return (uint32_t)((rng_next() >> 32) % n);
+}
+
+static const uint8_t test_seed[HASH_SEED_BYTES] = {
+	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+};
+
+/* ---- hash ---- */
+
+/*
+ * SipHash-2-4 reference outputs (Aumasson and Bernstein, the paper's
+ * appendix and the reference implementation's vectors_sip64), key 00..0f,
+ * message i bytes 00 01 .. i-1, each output read as a little-endian word.
+ */
+static const uint64_t siphash24_vectors[64] = {
+	0x726fdb47dd0e0e31ULL, 0x74f839c593dc67fdULL, 0x0d6c8009d9a94f5aULL,
+	0x85676696d7fb7e2dULL, 0xcf2794e0277187b7ULL, 0x18765564cd99a68dULL,
+	0xcbc9466e58fee3ceULL, 0xab0200f58b01d137ULL, 0x93f5f5799a932462ULL,
+	0x9e0082df0ba9e4b0ULL, 0x7a5dbbc594ddb9f3ULL, 0xf4b32f46226bada7ULL,
+	0x751e8fbc860ee5fbULL, 0x14ea5627c0843d90ULL, 0xf723ca908e7af2eeULL,
+	0xa129ca6149be45e5ULL, 0x3f2acc7f57c29bdbULL, 0x699ae9f52cbe4794ULL,
+	0x4bc1b3f0968dd39cULL, 0xbb6dc91da77961bdULL, 0xbed65cf21aa2ee98ULL,
+	0xd0f2cbb02e3b67c7ULL, 0x93536795e3a33e88ULL, 0xa80c038ccd5ccec8ULL,
+	0xb8ad50c6f649af94ULL, 0xbce192de8a85b8eaULL, 0x17d835b85bbb15f3ULL,
+	0x2f2e6163076bcfadULL, 0xde4daaaca71dc9a5ULL, 0xa6a2506687956571ULL,
+	0xad87a3535c49ef28ULL, 0x32d892fad841c342ULL, 0x7127512f72f27cceULL,
+	0xa7f32346f95978e3ULL, 0x12e0b01abb051238ULL, 0x15e034d40fa197aeULL,
+	0x314dffbe0815a3b4ULL, 0x027990f029623981ULL, 0xcadcd4e59ef40c4dULL,
+	0x9abfd8766a33735cULL, 0x0e3ea96b5304a7d0ULL, 0xad0c42d6fc585992ULL,
+	0x187306c89bc215a9ULL, 0xd4a60abcf3792b95ULL, 0xf935451de4f21df2ULL,
+	0xa9538f0419755787ULL, 0xdb9acddff56ca510ULL, 0xd06c98cd5c0975ebULL,
+	0xe612a3cb9ecba951ULL, 0xc766e62cfcadaf96ULL, 0xee64435a9752fe72ULL,
+	0xa192d576b245165aULL, 0x0a8787bf8ecb74b2ULL, 0x81b3e73d20b49b6fULL,
+	0x7fa8220ba3b2eceaULL, 0x245731c13ca42499ULL, 0xb78dbfaf3a8d83bdULL,
+	0xea1ad565322a1a0bULL, 0x60e61c23a3795013ULL, 0x6606d7e446282b93ULL,
+	0x6ca4ecb15c5f91e1ULL, 0x9f626da15c9625f3ULL, 0xe51b38608ef25f57ULL,
+	0x958a324ceb064572ULL,
+};
+
+static void test_hash_reference_vectors(void)
+{
+	uint8_t msg[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	hash_set_seed(test_seed);
+	for (i = 0; i < 64; i++) {
+		uint64_t h = hash_key(msg, i);
+
+		CHECK_MSG(h == siphash24_vectors[i],
+			  "len %u: got %016" PRIx64 ", want %016" PRIx64,
+			  i, h, siphash24_vectors[i]);
+	}
+}
+
+static void test_hash_is_a_function_of_seed_and_bytes(void)
+{
+	static const uint8_t other_seed[HASH_SEED_BYTES] = {
+		0xff, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+		0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+	};
+	uint64_t first[251], again[251], other[251];
+	char a[250], b[250];
+	unsigned int i, j, distinct = 1, differ = 0;
+
+	for (i = 0; i < sizeof(a); i++)
+		a[i] = (char)('!' + i % 90);
+	memcpy(b, a, sizeof(a));	/* same bytes at another address */
+
+	/* every length 0..250 (the key limit), twice, then under another seed */
+	hash_set_seed(test_seed);
+	for (i = 0; i <= 250; i++) {
+		first[i] = hash_key(a, i);
+		again[i] = hash_key(b, i);
+	}
+	hash_set_seed(other_seed);
+	for (i = 0; i <= 250; i++)
+		other[i] = hash_key(a, i);
+
+	for (i = 0; i <= 250; i++) {
+		CHECK_MSG(first[i] == again[i], "length %u not repeatable", i);
+		if (first[i] != other[i])
+			differ++;
+	}
+	/* a one-bit change of the seed changes every one of them */
+	CHECK_MSG(differ == 251, "seed change left %u of 251 unchanged",
+		  251 - differ);
+
+	/* the 251 prefixes hash to 251 different values */
+	for (i = 1; i <= 250; i++) {
+		for (j = 0; j < i && first[j] != first[i]; j++)
+			;
+		distinct += j == i;
+	}
+	CHECK_MSG(distinct == 251, "only %u distinct hashes of 251 prefixes",
+		  distinct);
+
+	/* a one-bit change of the message changes the hash */
+	hash_set_seed(test_seed);
+	b[100] ^= 0x10;
+	CHECK(hash_key(b, 250) != first[250]);
+	CHECK(hash_key(b, 100) == first[100]);	/* bytes past len unread */
+}
+
+static void test_hash_init_draws_a_random_seed(void)
+{
+	static const char key[] = "anchorkv";
+	uint64_t h1, h2;
+
+	CHECK(hash_init() == 0);
+	h1 = hash_key(key, sizeof(key) - 1);
+	CHECK(hash_init() == 0);
+	h2 = hash_key(key, sizeof(key) - 1);
+	/* two draws of 128 random bits agree on this key with p = 2^-64 */
+	CHECK(h1 != h2);
+	hash_set_seed(test_seed);
+	CHECK(hash_key(key, sizeof(key) - 1) != h2);
+}
+
+/*
+ * 1,000,000 keys "key:<n>" (as memtier-like clients name them) into 2^16
+ * buckets, by the low and by the high 16 bits. Uniform hashing makes the
+ * bucket sizes Poisson(15.26): the chi-square statistic is then about
+ * 65535 +- 362, and the expected number of buckets holding more than 45
+ * keys is 3.5e-5.
+ */
+static void test_hash_distribution(void)
+{
+	enum { NBITS = 16, NKEYS = 1000000 };
+	uint32_t *lo = ak_calloc(1u << NBITS, sizeof(*lo));
+	uint32_t *hi = ak_calloc(1u << NBITS, sizeof(*hi));
+	double expect = (double)NKEYS / (1u << NBITS), chi_lo = 0, chi_hi = 0;
+	double df = (1u << NBITS) - 1, sd = 362.0;
+	uint32_t max_lo = 0, max_hi = 0;
+	char key[32];
+	unsigned int i;
+
+	CHECK(lo && hi);
+	if (!lo || !hi)
+		goto out;
+	hash_set_seed(test_seed);
+	for (i = 0; i < NKEYS; i++) {
+		int n = snprintf(key, sizeof(key), "key:%u", i);
+		uint64_t h = hash_key(key, (size_t)n);
+
+		lo[h & ((1u << NBITS) - 1)]++;
+		hi[h >> (64 - NBITS)]++;
+	}
+	for (i = 0; i < 1u << NBITS; i++) {
+		chi_lo += (lo[i] - expect) * (lo[i] - expect) / expect;
+		chi_hi += (hi[i] - expect) * (hi[i] - expect) / expect;
+		if (lo[i] > max_lo)
+			max_lo = lo[i];
+		if (hi[i] > max_hi)
+			max_hi = hi[i];
+	}
+	CHECK_MSG(chi_lo > df - 6 * sd && chi_lo < df + 6 * sd,
+		  "low bits chi-square %.0f, df %.0f", chi_lo, df);
+	CHECK_MSG(chi_hi > df - 6 * sd && chi_hi < df + 6 * sd,
+		  "high bits chi-square %.0f, df %.0f", chi_hi, df);
+	CHECK_MSG(max_lo <= 45, "low bits: a bucket of %u keys", max_lo);
+	CHECK_MSG(max_hi <= 45, "high bits: a bucket of %u keys", max_hi);
+	printf("hash: 1e6 keys in 2^16 buckets: chi-square %.0f/%.0f (df %.0f), "
+	       "max chain %u/%u\n", chi_lo, chi_hi, df, max_lo, max_hi);
+out:
+	ak_free(lo);
+	ak_free(hi);
+}
+
+/* ---- htable: the embedding structure and the user's loops ---- */
+
+struct elem {
+	struct hlist_node hnode;
+	uint64_t hash;		/* cached: the move loop needs it */
+	uint32_t id;		/* the model's index */
+	uint32_t version;	/* bumped by each replace */
+	uint8_t nkey;
+	char key[40];
+};
+
+static size_t key_of(uint32_t id, char *buf)
+{
+	/* lengths 2..27, so that lengths and contents both vary */
+	return (size_t)sprintf(buf, "%u:%.*s", id, (int)(id % 17),
+			       "abcdefghijklmnopq");
+}
+
+static struct elem *elem_new(uint32_t id, uint32_t version)
+{
+	struct elem *e = ak_malloc(sizeof(*e));
+
+	if (!e)
+		return NULL;
+	INIT_HLIST_NODE(&e->hnode);
+	e->id = id;
+	e->version = version;
+	e->nkey = (uint8_t)key_of(id, e->key);
+	e->hash = hash_key(e->key, e->nkey);
+	return e;
+}
+
+/* The user's lookup loop: the table only names the bucket. */
+static struct elem *elem_lookup(const struct htable *ht, const char *key,
+				size_t nkey, uint64_t hash)
+{
+	struct elem *e;
+
+	hlist_for_each_entry(e, htable_bucket(ht, hash), hnode)
+		if (e->hash == hash && e->nkey == nkey &&
+		    !memcmp(e->key, key, nkey))
+			return e;
+	return NULL;
+}
+
+static struct elem *lookup_id(const struct htable *ht, uint32_t id)
+{
+	char key[40];
+	size_t n = key_of(id, key);
+
+	return elem_lookup(ht, key, n, hash_key(key, n));
+}
+
+/* Which array a bucket pointer lies in: 0 old/current, 1 new, -1 neither. */
+static int bucket_array(const struct htable *ht, const struct hlist_head *b)
+{
+	uint64_t size = (uint64_t)1 << ht->bits;
+
+	if (b >= ht->buckets && b < ht->buckets + size)
+		return 0;
+	if (ht->next && b >= ht->next && b < ht->next + 2 * size)
+		return 1;
+	return -1;
+}
+
+/*
+ * The user's move loop, as the store writes it: at most @budget old buckets.
+ * Each moved entry is recorded in @moved (if not NULL, room for @nmoved_max);
+ * *@nmoved counts them all.
+ * Returns the old array if the rehash finished.
+ */
+static struct hlist_head *rehash_some(struct htable *ht, unsigned int budget,
+				      struct elem **moved, size_t nmoved_max,
+				      size_t *nmoved)
+{
+	struct hlist_head *old, *done = NULL;
+	struct hlist_node *tmp;
+	struct elem *e;
+
+	*nmoved = 0;
+	while (budget-- && (old = htable_rehash_bucket(ht))) {
+		hlist_for_each_entry_safe(e, tmp, old, hnode) {
+			hlist_del_init(&e->hnode);
+			hlist_add_head(&e->hnode, htable_new_bucket(ht, e->hash));
+			if (moved && *nmoved < nmoved_max)
+				moved[*nmoved] = e;
+			(*nmoved)++;
+		}
+		done = htable_rehash_advance(ht);
+	}
+	return done;
+}
+
+static void free_all(struct htable *ht)
+{
+	uint64_t size = (uint64_t)1 << ht->bits, i;
+	struct hlist_node *tmp;
+	struct elem *e;
+
+	for (i = 0; i < size; i++)
+		hlist_for_each_entry_safe(e, tmp, &ht->buckets[i], hnode)
+			ak_free(e);
+	for (i = 0; ht->next && i < 2 * size; i++)
+		hlist_for_each_entry_safe(e, tmp, &ht->next[i], hnode)
+			ak_free(e);
+}
+
+/* ---- htable: directed tests ---- */
+
+static void test_htable_buckets_alloc(void)
+{
+	struct hlist_head *b;
+	unsigned int i;
+
+	CHECK(htable_buckets_alloc(0) == NULL);
+	CHECK(htable_buckets_alloc(41) == NULL);
+
+	b = htable_buckets_alloc(10);
+	CHECK(b != NULL);
+	if (b) {
+		for (i = 0; i < 1024; i++)
+			CHECK(hlist_empty(&b[i]));
+		CHECK(ak_usable_size(b) >= 1024 * sizeof(*b));
+		ak_free(b);
+	}
+
+	ak_alloc_fail_after(0);
+	CHECK(htable_buckets_alloc(4) == NULL);
+	ak_alloc_fail_after(-1);
+}
+
+/*
+ * Eight buckets, 40 entries; grow by hand and stop halfway: the first four
+ * old buckets have moved into the 16 new ones, the last four have not.
+ */
+static void test_htable_halfway_rehash(void)
+{
+	enum { N = 40 };
+	struct elem *e[N];
+	struct htable ht;
+	struct hlist_head *b8, *b16, *extra, *done;
+	unsigned int i, in_old = 0, in_new = 0, returned = 0;
+	size_t nmoved;
+
+	hash_set_seed(test_seed);
+	b8 = htable_buckets_alloc(3);
+	b16 = htable_buckets_alloc(4);
+	extra = htable_buckets_alloc(4);
+	CHECK(b8 && b16 && extra);
+	if (!b8 || !b16 || !extra) {
+		ak_free(b8);
+		ak_free(b16);
+		ak_free(extra);
+		return;
+	}
+	htable_init(&ht, b8, 3);
+	CHECK(!htable_rehashing(&ht));
+	CHECK(htable_rehash_bucket(&ht) == NULL);
+	CHECK(htable_rehash_advance(&ht) == NULL);
+	CHECK(htable_max_chain(&ht) == 0);
+
+	for (i = 0; i < N; i++) {
+		e[i] = elem_new(i, 0);
+		htable_add(&ht, &e[i]->hnode, e[i]->hash);
+		/* 12 = 1.5 x 8 entries is not yet over the load limit */
+		CHECK(htable_wants_grow(&ht) == (i + 1 > 12));
+	}
+	CHECK(ht.count == N);
+	for (i = 0; i < N; i++)
+		CHECK(!hlist_unhashed(&e[i]->hnode) &&
+		      bucket_array(&ht, htable_bucket(&ht, e[i]->hash)) == 0);
+
+	CHECK(htable_grow_start(&ht, b16) == 0);
+	CHECK(htable_rehashing(&ht));
+	CHECK(!htable_wants_grow(&ht));
+	CHECK(htable_grow_start(&ht, extra) == -EBUSY);
+	ak_free(extra);		/* not taken: ours to free */
+	CHECK(htable_memory(&ht) >= (8 + 16) * sizeof(struct hlist_head));
+
+	/* before any move every entry is still found in the old array */
+	for (i = 0; i < N; i++)
+		CHECK(lookup_id(&ht, i) == e[i]);
+
+	done = rehash_some(&ht, 4, NULL, 0, &nmoved);
+	CHECK(done == NULL);
+	CHECK(ht.rehash_pos == 4 && ht.bits == 3);
+
+	/* after: old buckets 0-3 empty, 4-7 as they were; all found */
+	for (i = 0; i < 4; i++)
+		CHECK(hlist_empty(&ht.buckets[i]));
+	for (i = 0; i < N; i++) {
+		struct hlist_head *b = htable_bucket(&ht, e[i]->hash);
+		int which = bucket_array(&ht, b);
+
+		CHECK(lookup_id(&ht, i) == e[i]);
+		CHECK(which == ((e[i]->hash & 7) < 4 ? 1 : 0));
+		if (which == 1)
+			CHECK(b == &b16[e[i]->hash & 15]);
+		in_old += which == 0;
+		in_new += which == 1;
+	}
+	CHECK(in_old > 0 && in_new > 0);
+	CHECK(in_old + in_new == N);
+	CHECK(nmoved == in_new);
+
+	/* an entry added or deleted mid-rehash lands where lookups look */
+	for (i = 0; i < N; i += 3) {
+		htable_del(&ht, &e[i]->hnode);
+		CHECK(hlist_unhashed(&e[i]->hnode));
+		CHECK(lookup_id(&ht, i) == NULL);
+		htable_add(&ht, &e[i]->hnode, e[i]->hash);
+		CHECK(lookup_id(&ht, i) == e[i]);
+	}
+	CHECK(ht.count == N);
+
+	/* the remaining four buckets, one at a time: the array comes back once */
+	for (i = 0; i < 4; i++) {
+		done = rehash_some(&ht, 1, NULL, 0, &nmoved);
+		if (done) {
+			returned++;
+			CHECK(done == b8);
+			ak_free(done);
+		}
+		CHECK(htable_rehashing(&ht) == (i < 3));
+	}
+	CHECK(returned == 1);
+	CHECK(ht.buckets == b16 && ht.next == NULL && ht.bits == 4);
+	CHECK(htable_rehash_bucket(&ht) == NULL);
+	CHECK(htable_rehash_advance(&ht) == NULL);
+	CHECK(htable_memory(&ht) == ak_usable_size(b16));
+	for (i = 0; i < N; i++) {
+		CHECK(lookup_id(&ht, i) == e[i]);
+		CHECK(htable_bucket(&ht, e[i]->hash) == &b16[e[i]->hash & 15]);
+	}
+
+	/* replace keeps the place and the count */
+	{
+		struct elem *r = elem_new(7, 1);
+
+		htable_replace(&ht, &e[7]->hnode, &r->hnode);
+		CHECK(hlist_unhashed(&e[7]->hnode));
+		CHECK(lookup_id(&ht, 7) == r);
+		CHECK(ht.count == N);
+		ak_free(e[7]);
+		e[7] = r;
+	}
+	for (i = 0; i < N; i++)
+		htable_del(&ht, &e[i]->hnode);
+	CHECK(ht.count == 0);
+	CHECK(htable_max_chain(&ht) == 0);
+	for (i = 0; i < N; i++)
+		ak_free(e[i]);
+	htable_destroy(&ht);
+}
+
+/* An empty table grows too, and a rehash of empty buckets is cheap. */
+static void test_htable_grow_empty(void)
+{
+	struct hlist_head *b = htable_buckets_alloc(1);
+	struct hlist_head *nb = htable_buckets_alloc(2), *done;
+	struct htable ht;
+	size_t nmoved;
+
+	CHECK(b && nb);
+	if (!b || !nb) {
+		ak_free(b);
+		ak_free(nb);
+		return;
+	}
+	htable_init(&ht, b, 1);
+	CHECK(!htable_wants_grow(&ht));
+	CHECK(htable_grow_start(&ht, nb) == 0);
+	done = rehash_some(&ht, 8, NULL, 0, &nmoved);
+	CHECK(done == b && nmoved == 0);
+	ak_free(done);
+	CHECK(ht.bits == 2 && !htable_rehashing(&ht));
+	htable_destroy(&ht);
+	CHECK(ht.buckets == NULL && htable_memory(&ht) == 0);
+	htable_destroy(&ht);	/* twice is harmless */
+}
+
+/* ---- htable: randomized run against a model ---- */
+
+struct run {
+	struct htable ht;
+	struct elem **model;	/* [id]: the live entry, or NULL */
+	uint32_t nids;
+	uint64_t live;
+	unsigned int budget;	/* old buckets moved per write */
+
+	/* the rehash under way */
+	struct hlist_head *grow_old, *grow_new;
+	unsigned int grow_bits;
+	unsigned long grow_writes;	/* writes since it started */
+	unsigned int grow_returns;
+
+	/* totals */
+	unsigned long grows, finishes, hits_old, hits_new, sweeps;
+	unsigned long moved_entries, max_moved_per_write;
+	unsigned int *chain;	/* scratch for sweeps: 3 x max buckets */
+	size_t chain_cap;
+	uint32_t *seen;		/* scratch: sweep epoch per id */
+	uint32_t epoch;
+};
+
+/*
+ * Everything at once: every model entry found; every node in the table is a
+ * live model entry, met exactly once; moved old buckets empty; count exact;
+ * the longest chain and the memory as the test computes them.
+ */
+static void run_sweep(struct run *r)
+{
+	struct htable *ht = &r->ht;
+	uint64_t size = (uint64_t)1 << ht->bits, i, nodes = 0;
+	unsigned int max = 0, bad = 0;
+	size_t need, lower, mem;
+	struct elem *e;
+	uint32_t id;
+
+	r->sweeps++;
+	r->epoch++;
+	CHECK(ht->count == r->live);
+
+	for (id = 0; id < r->nids; id++) {
+		if (r->model[id] && lookup_id(ht, id) != r->model[id])
+			bad++;
+		if (!r->model[id] && lookup_id(ht, id))
+			bad++;
+	}
+	CHECK_MSG(bad == 0, "%u ids disagree with the model", bad);
+
+	for (i = 0; i < size; i++) {
+		if (ht->next && i < ht->rehash_pos)
+			CHECK_MSG(hlist_empty(&ht->buckets[i]),
+				  "moved old bucket %" PRIu64 " not empty", i);
+		hlist_for_each_entry(e, &ht->buckets[i], hnode) {
+			bad += e->id >= r->nids || r->model[e->id] != e ||
+			       r->seen[e->id] == r->epoch;
+			r->seen[e->id] = r->epoch;
+			nodes++;
+		}
+	}
+	for (i = 0; ht->next && i < 2 * size; i++) {
+		hlist_for_each_entry(e, &ht->next[i], hnode) {
+			bad += e->id >= r->nids || r->model[e->id] != e ||
+			       r->seen[e->id] == r->epoch;
+			r->seen[e->id] = r->epoch;
+			nodes++;
+		}
+	}
+	CHECK_MSG(bad == 0, "%u stray or doubled nodes", bad);
+	CHECK_MSG(nodes == r->live, "%" PRIu64 " nodes, %" PRIu64 " live",
+		  nodes, r->live);
+
+	/* longest chain: count each live entry into the bucket it maps to */
+	need = (size_t)(3 * size);
+	if (need > r->chain_cap) {
+		ak_free(r->chain);
+		r->chain = ak_calloc(need, sizeof(*r->chain));
+		r->chain_cap = r->chain ? need : 0;
+	} else {
+		memset(r->chain, 0, need * sizeof(*r->chain));
+	}
+	CHECK(r->chain != NULL);
+	if (!r->chain)
+		return;
+	for (id = 0; id < r->nids; id++) {
+		struct hlist_head *b;
+		size_t slot;
+
+		if (!r->model[id])
+			continue;
+		b = htable_bucket(ht, r->model[id]->hash);
+		slot = bucket_array(ht, b) == 0 ? (size_t)(b - ht->buckets) :
+		       (size_t)(size + (uint64_t)(b - ht->next));
+		if (++r->chain[slot] > max)
+			max = r->chain[slot];
+	}
+	CHECK_MSG(htable_max_chain(ht) == max, "max chain %u, counted %u",
+		  htable_max_chain(ht), max);
+
+	lower = (size_t)(size * sizeof(struct hlist_head));
+	if (ht->next)
+		lower *= 3;
+	mem = htable_memory(ht);
+	CHECK_MSG(mem >= lower && mem <= lower + 2 * 4096,
+		  "memory %zu for %zu bytes of buckets", mem, lower);
+}
+
+/* After a write: move up to budget buckets, then start a growth if due. */
+static void run_after_write(struct run *r)
+{
+	struct htable *ht = &r->ht;
+	struct elem *moved[512];
+	struct hlist_head *done;
+	uint64_t pos0 = ht->rehash_pos, size0 = (uint64_t)1 << ht->bits;
+	bool was = htable_rehashing(ht);
+	size_t nmoved, i;
+	unsigned int bad = 0;
+	uint64_t step;
+
+	done = rehash_some(ht, r->budget, moved, 512, &nmoved);
+	if (was) {
+		r->grow_writes++;
+		/* buckets moved by this write, from the table's own fields */
+		step = done ? size0 - pos0 : ht->rehash_pos - pos0;
+
+		CHECK_MSG(step >= 1 && step <= r->budget,
+			  "one write moved %" PRIu64 " buckets (budget %u)",
+			  step, r->budget);
+		r->moved_entries += nmoved;
+		if (nmoved > r->max_moved_per_write)
+			r->max_moved_per_write = nmoved;
+		/* what just moved is found where lookups now look */
+		for (i = 0; i < nmoved && i < 512; i++)
+			bad += lookup_id(ht, moved[i]->id) != moved[i];
+		CHECK_MSG(bad == 0, "%u moved entries lost", bad);
+	} else {
+		CHECK(done == NULL && nmoved == 0);
+	}
+	if (done) {
+		r->grow_returns++;
+		CHECK(r->grow_returns == 1);
+		CHECK(done == r->grow_old);
+		CHECK(ht->buckets == r->grow_new && ht->bits == r->grow_bits + 1);
+		CHECK(!htable_rehashing(ht));
+		/* incremental: it took at least size / budget writes */
+		CHECK_MSG(r->grow_writes * r->budget >= ((uint64_t)1 << r->grow_bits),
+			  "2^%u buckets moved in %lu writes", r->grow_bits,
+			  r->grow_writes);
+		r->finishes++;
+		ak_free(done);	/* in the store: after unlocking */
+		if (r->finishes % 4 == 0)
+			run_sweep(r);
+	}
+
+	if (htable_wants_grow(ht)) {
+		/* in the store: allocated outside the lock, then installed */
+		struct hlist_head *nb = htable_buckets_alloc(ht->bits + 1);
+
+		CHECK(nb != NULL);
+		if (!nb)
+			return;
+		CHECK((uint64_t)ht->count * 2 > ((uint64_t)3 << ht->bits));
+		r->grow_old = ht->buckets;
+		r->grow_new = nb;
+		r->grow_bits = ht->bits;
+		r->grow_writes = 0;
+		r->grow_returns = 0;
+		CHECK(htable_grow_start(ht, nb) == 0);
+		r->grows++;
+		if (r->grows % 4 == 1)
+			run_sweep(r);
+	} else if (!htable_rehashing(ht)) {
+		/* not growing: the load is within bounds */
+		CHECK((uint64_t)ht->count * 2 <= ((uint64_t)3 << ht->bits));
+	}
+}
+
+static void run_probe(struct run *r, uint32_t id)
+{
+	struct elem *e = lookup_id(&r->ht, id);
+
+	CHECK_MSG(e == r->model[id], "id %u: found %p, model %p", id,
+		  (void *)e, (void *)r->model[id]);
+}
+
+/*
+ * One round: a table that starts at 2 buckets, @nops operations on ids
+ * below @nids: 50% set (insert or replace), 20% delete, 30% lookup.
+ */
+static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
+		      unsigned int budget)
+{
+	struct run r = { .nids = nids, .budget = budget };
+	unsigned long op, failed0 = check_failed;
+	struct hlist_head *b = htable_buckets_alloc(1);
+	char key[40];
+
+	rng_state = 0x5eed0000ULL + round;
+	r.model = ak_calloc(nids, sizeof(*r.model));
+	r.seen = ak_calloc(nids, sizeof(*r.seen));
+	CHECK(b && r.model && r.seen);
+	if (!b || !r.model || !r.seen) {
+		ak_free(b);
+		goto out;
+	}
+	htable_init(&r.ht, b, 1);
+
+	for (op = 0; op < nops; op++) {
+		uint32_t id = rng_below(nids), kind = rng_below(100);
+		struct elem *e, *ne;
+		size_t n;
+
+		if (kind < 50) {			/* set */
+			ne = elem_new(id, (uint32_t)op);
+			CHECK(ne != NULL);
+			if (!ne)
+				break;
+			n = key_of(id, key);
+			e = elem_lookup(&r.ht, key, n, ne->hash);
+			CHECK(e == r.model[id]);
+			if (e) {
+				htable_replace(&r.ht, &e->hnode, &ne->hnode);
+				ak_free(e);
+			} else {
+				htable_add(&r.ht, &ne->hnode, ne->hash);
+				r.live++;
+			}
+			r.model[id] = ne;
+			run_after_write(&r);
+		} else if (kind < 70) {			/* delete */
+			n = key_of(id, key);
+			e = elem_lookup(&r.ht, key, n, hash_key(key, n));
+			CHECK(e == r.model[id]);
+			if (e) {
+				htable_del(&r.ht, &e->hnode);
+				CHECK(lookup_id(&r.ht, id) == NULL);
+				ak_free(e);
+				r.model[id] = NULL;
+				r.live--;
+				run_after_write(&r);
+			}
+		} else {				/* lookup */
+			e = lookup_id(&r.ht, id);
+			CHECK(e == r.model[id]);
+			if (e && htable_rehashing(&r.ht)) {
+				int w = bucket_array(&r.ht,
+					htable_bucket(&r.ht, e->hash));
+
+				r.hits_old += w == 0;
+				r.hits_new += w == 1;
+			}
+		}
+		CHECK(r.ht.count == r.live);
+		/* and two other ids, present or not */
+		run_probe(&r, rng_below(nids));
+		run_probe(&r, rng_below(nids));
+
+		if (op % 50000 == 49999)
+			run_sweep(&r);
+		if (check_failed - failed0 > 20) {
+			fprintf(stderr, "round %u: stopping at op %lu\n",
+				round, op);
+			break;
+		}
+	}
+
+	/* finish a rehash under way: the old array still comes back once */
+	while (htable_rehashing(&r.ht)) {
+		r.budget = budget;
+		run_after_write(&r);
+	}
+	run_sweep(&r);
+	CHECK(r.grows == r.finishes);
+	CHECK(r.grows >= 10);
+	CHECK(r.hits_old > 0 && r.hits_new > 0);
+	printf("htable round %u: %lu ops, %" PRIu64 " live, 2^%u buckets, "
+	       "%lu grows, budget %u, max %lu entries moved by one write, "
+	       "lookups mid-rehash %lu old / %lu new, max chain %u, %zu bytes\n",
+	       round, nops, r.live, r.ht.bits, r.grows, budget,
+	       r.max_moved_per_write, r.hits_old, r.hits_new,
+	       htable_max_chain(&r.ht), htable_memory(&r.ht));
+
+	free_all(&r.ht);
+	htable_destroy(&r.ht);
+out:
+	ak_free(r.model);
+	ak_free(r.seen);
+	ak_free(r.chain);
+}
+
+static void test_htable_random(void)
+{
+	static const unsigned int budgets[] = { 1, 2, 4, 8 };
+	unsigned int i;
+
+	hash_set_seed(test_seed);
+	for (i = 0; i < 4; i++)
+		run_round(i, 120000, 250000, budgets[i]);
+}
+
+int main(void)
+{
+	test_hash_reference_vectors();
+	test_hash_is_a_function_of_seed_and_bytes();
+	test_hash_init_draws_a_random_seed();
+	test_hash_distribution();
+	test_htable_buckets_alloc();
+	test_htable_halfway_rehash();
+	test_htable_grow_empty();
+	test_htable_random();
+	return check_report();
+}
