@@ -10,11 +10,13 @@
  * leaves, so the index costs a little more than 8 bytes per entry there.
  * Entries are non-NULL pointers with bit 0 clear.
  *
- * Preallocation: an insert may need up to RADIX_TREE_MAX_PATH new nodes.
- * radix_tree_preload() fills a per-thread pool with that many, outside any
- * lock; the insert that follows, under the caller's lock, takes nodes from
- * the pool and cannot fail for lack of memory. radix_tree_preload_end()
- * closes the bracket:
+ * Preallocation: an insert may need up to RADIX_TREE_PRELOAD_SIZE new nodes:
+ * a path of RADIX_TREE_MAX_PATH nodes into an empty tree, or, when the height
+ * grows (at worst from 1 to 11), one new top node per added level plus a new
+ * path below the top (10 + 10). radix_tree_preload() fills a per-thread pool
+ * with that many, outside any lock; the insert that follows, under the
+ * caller's lock, takes nodes from the pool and cannot fail for lack of
+ * memory. radix_tree_preload_end() closes the bracket:
  *
  *	if (radix_tree_preload())
  *		return -ENOMEM;		// nothing changed
@@ -35,6 +37,8 @@
 #define RADIX_TREE_MAP_SHIFT	6
 #define RADIX_TREE_MAP_SIZE	(1u << RADIX_TREE_MAP_SHIFT)
 #define RADIX_TREE_MAX_PATH	11	/* ceil(64 / 6) levels */
+/* Most nodes one insert can need, and what radix_tree_preload() pools. */
+#define RADIX_TREE_PRELOAD_SIZE	(2 * RADIX_TREE_MAX_PATH - 2)
 
 struct radix_tree_node;
 
@@ -58,9 +62,11 @@ void radix_tree_init(struct radix_tree_root *root);
 /**
  * radix_tree_preload() - fill this thread's node pool for one insert
  *
- * On success the pool holds RADIX_TREE_MAX_PATH nodes, so the next
+ * On success the pool holds RADIX_TREE_PRELOAD_SIZE nodes, so the next
  * radix_tree_insert() by this thread cannot fail with -ENOMEM. On failure
  * no tree has changed (a pool partly filled is kept for the next call).
+ * The pool belongs to the thread, not to a tree; a thread that exits with
+ * a pool should call radix_tree_preload_drain() first.
  *
  * Context: must not be called with a lock held that an allocation could
  * wait on; takes no lock.
