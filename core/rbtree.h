@@ -65,7 +65,12 @@ static inline bool rb_is_red(const struct rb_node *node)
 }
 
 #define RB_EMPTY_ROOT(root)	((root)->rb_node == NULL)
-/* A node that is on no tree points to itself as parent. */
+/*
+ * A node marked with RB_CLEAR_NODE() points to itself as parent. Nothing in
+ * rbtree.c marks a node: after rb_erase() (or as the victim of
+ * rb_replace_node()) a node is on no tree, but RB_EMPTY_NODE() is true only
+ * once the user has called RB_CLEAR_NODE() on it.
+ */
 #define RB_EMPTY_NODE(node)	((node)->rb_parent_color == (uintptr_t)(node))
 #define RB_CLEAR_NODE(node)	((node)->rb_parent_color = (uintptr_t)(node))
 
