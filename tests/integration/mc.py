@@ -206,3 +206,14 @@ class Conn:
             if parts[0] != b"STAT" or len(parts) != 3:
                 raise ProtocolError("bad stats line %r" % line)
             out[parts[1].decode()] = parts[2].decode()
+
+    def read_keys(self):
+        """Parse KEY lines up to END; return the keys."""
+        out = []
+        while True:
+            line = self.recv_line()
+            if line == b"END":
+                return out
+            if not line.startswith(b"KEY ") or b" " in line[4:]:
+                raise ProtocolError("bad key line %r" % line)
+            out.append(line[4:])

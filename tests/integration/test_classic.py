@@ -9,6 +9,7 @@ import time
 import pytest
 
 import mc
+from conftest import is_memcached
 
 
 def k(prefix, name):
@@ -254,12 +255,40 @@ def test_key_250_ok_251_refused(conn, prefix):
     assert conn.get1(k250) == b"v"
 
 
-def test_keys_with_control_characters(conn, prefix):
-    # memcached's text protocol splits on spaces only: other bytes,
-    # control characters included, are part of the key.
-    keys = [k(prefix, "a\x01b"), k(prefix, "tab\tkey"),
-            k(prefix, "del\x7f"), k(prefix, "\x1b[0m"),
-            k(prefix, "utf8-\xe9").decode().encode("utf-8")]
+CONTROL_KEYS = ["a\x01b", "tab\tkey", "del\x7f", "\x1b[0m"]
+
+
+@pytest.mark.skipif(not is_memcached(), reason="memcached's behaviour")
+def test_keys_with_control_characters_memcached(conn, prefix):
+    # memcached splits on spaces only and does not enforce protocol.txt's
+    # "the key must not include control characters or whitespace"
+    keys = [k(prefix, ck) for ck in CONTROL_KEYS]
+    for i, key in enumerate(keys):
+        assert conn.set(key, b"v%d" % i) == b"STORED", key
+    conn.send(b"get " + b" ".join(keys) + b"\r\n")
+    assert conn.read_values() == [(key, 0, b"v%d" % i)
+                                  for i, key in enumerate(keys)]
+
+
+@pytest.mark.anchorkv_only
+def test_keys_with_control_characters_refused(conn, prefix):
+    # anchorkv enforces protocol.txt: a key holds no control character
+    # (0x00-0x20, 0x7f); such a key is refused like an overlong one
+    for ck in CONTROL_KEYS:
+        key = k(prefix, ck)
+        conn.send(b"set " + key + b" 0 0 1\r\nv\r\n")
+        conn.expect(b"CLIENT_ERROR bad command line format\r\nERROR\r\n")
+        for line in (b"get " + key, b"get " + k(prefix, "ok") + b" " + key,
+                     b"delete " + key, b"incr " + key + b" 1",
+                     b"touch " + key + b" 0"):
+            conn.send(line + b"\r\n")
+            conn.expect(b"CLIENT_ERROR bad command line format\r\n")
+    assert conn.cmd("version").startswith(b"VERSION ")
+
+
+def test_keys_with_high_bytes(conn, prefix):
+    keys = [k(prefix, "utf8-\xe9").decode().encode("utf-8"),
+            k(prefix, "") + b"\x80\xff"]
     for i, key in enumerate(keys):
         assert conn.set(key, b"v%d" % i) == b"STORED", key
     conn.send(b"get " + b" ".join(keys) + b"\r\n")
