@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: MIT
+/*
+ * conn.c - reading requests, writing replies, closing (see conn.h).
+ *
+ * Life of a connection on its worker:
+ *
+ *	readable ---> conn_fill() ---> conn_run()
+ *	writable (or a yield) ---------^   |
+ *	                                   +- proto_process(), at most -R
+ *	                                   +- conn_flush(): writev until EAGAIN
+ *	                                   +- conn_update_events()
+ *
+ * conn_update_events() decides what to wait for: readable unless the
+ * client has stopped sending, the connection is closing, or more than
+ * REPLY_HIGH_WATER bytes of replies wait; writable while replies wait, and
+ * also after a yield (-R requests run and input left): the socket is
+ * normally writable at once, so the connection runs again on the loop's
+ * next turn, after every other ready socket of the worker has had its own
+ * (memcached's conn_yields does the same).
+ *
+ * A connection whose client has shut its sending side (EOF) still gets the
+ * replies to every complete request it sent, then is closed. A closing
+ * connection (quit, protocol error, server stop) writes what is queued,
+ * then closes. Either waits at most CONN_LINGER_SECS (or idle_timeout) for
+ * a client that does not read.
+ */
+#include "conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "compiler.h"
+#include "log.h"
+#include "reply.h"
+#include "server.h"
+#include "settings.h"
+#include "stats.h"
+#include "store.h"
+#include "worker.h"
+
+void conn_addr_format(const struct sockaddr *sa, socklen_t salen, char *out,
+		      size_t room)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	switch (sa->sa_family) {
+	case AF_INET: {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(out, room, "tcp:%s:%u", host, ntohs(in->sin_port));
+		break;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(out, room, "tcp6:[%s]:%u", host,
+			 ntohs(in6->sin6_port));
+		break;
+	}
+	case AF_UNIX: {
+		const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
+		size_t off = offsetof(struct sockaddr_un, sun_path);
+		size_t n = salen > off ? salen - off : 0;
+
+		n = strnlen(un->sun_path, n < sizeof(un->sun_path) ?
+				n : sizeof(un->sun_path));
+		snprintf(out, room, "unix:%.*s", (int)n, un->sun_path);
+		break;
+	}
+	default:
+		snprintf(out, room, "unknown:%d", sa->sa_family);
+	}
+}
+
+struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
+		      const char *listen_addr)
+{
+	struct conn *c = ak_calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->rbuf = ak_malloc(CONN_RBUF_SIZE);
+	if (!c->rbuf) {
+		ak_free(c);
+		return NULL;
+	}
+	c->rsize = CONN_RBUF_SIZE;
+	c->fd = fd;
+	INIT_LIST_HEAD(&c->node);
+	conn_addr_format(sa, salen, c->addr, sizeof(c->addr));
+	c->listen_addr = listen_addr;
+	return c;
+}
+
+void conn_discard(struct conn *c)
+{
+	close(c->fd);
+	ak_free(c->rbuf);
+	ak_free(c);
+	stats_dec(curr_conns);
+}
+
+static int64_t conn_now(const struct conn *c)
+{
+	return store_unix_time(c->w->srv->store);
+}
+
+/* How long a connection may go without moving a byte; 0: forever. */
+static unsigned int conn_timeout_secs(const struct conn *c)
+{
+	if (c->closing || c->eof)
+		return settings.idle_timeout && settings.idle_timeout <
+		       CONN_LINGER_SECS ? settings.idle_timeout :
+		       CONN_LINGER_SECS;
+	return settings.idle_timeout;
+}
+
+void conn_close(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	log_conn("<%d connection closed (%s)", c->fd, c->addr);
+	if (w->current == c)
+		w->current = NULL;
+	if (c->rev)
+		event_free(c->rev);
+	if (c->wev)
+		event_free(c->wev);
+	close(c->fd);
+	proto_conn_release(&c->pc);
+	pthread_mutex_lock(&w->lock);
+	list_del(&c->node);
+	w->nconns--;
+	pthread_mutex_unlock(&w->lock);
+	stats_dec(curr_conns);
+	ak_free(c->rbuf);
+	worker_conn_gone(w, c);
+	ak_free(c);
+}
+
+/*
+ * Reads what the socket has, up to the room in the buffer.
+ * Return: 0 (data, EOF noted in c->eof, or nothing yet), -1 on an error.
+ */
+static int conn_fill(struct conn *c)
+{
+	for (;;) {
+		size_t room = c->rsize - c->rlen;
+		ssize_t n;
+
+		if (room == 0)
+			return 0;
+		n = read(c->fd, c->rbuf + c->rlen, room);
+		if (n > 0) {
+			c->rlen += (size_t)n;
+			c->w->io.bytes_read += (uint64_t)n;
+			c->last_active = conn_now(c);
+			log_io("<%d read %zd bytes", c->fd, n);
+			/* a short read drained the socket: no second syscall */
+			if ((size_t)n < room)
+				return 0;
+			continue;
+		}
+		if (n == 0) {
+			c->eof = true;
+			return 0;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		log_conn("<%d read error: %s", c->fd, strerror(errno));
+		return -1;
+	}
+}
+
+/*
+ * Writes queued replies until none are left or the socket is full.
+ * Return: 0, or -1 when the socket failed (the connection must close).
+ */
+static int conn_flush(struct conn *c)
+{
+	struct worker *w = c->w;
+	struct reply *out = &c->pc.out;
+
+	while (reply_pending(out)) {
+		struct msghdr msg = { 0 };
+		ssize_t n;
+		int cnt = reply_iov(out, w->iov, IOV_MAX);
+
+		if (cnt <= 0)
+			break;
+		msg.msg_iov = w->iov;
+		msg.msg_iovlen = (size_t)cnt;
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+		if (n > 0) {
+			reply_consume(out, (size_t)n);
+			w->io.bytes_written += (uint64_t)n;
+			c->last_active = conn_now(c);
+			log_io(">%d wrote %zd bytes", c->fd, n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		log_conn(">%d write error: %s", c->fd,
+			 n < 0 ? strerror(errno) : "wrote nothing");
+		return -1;
+	}
+	return 0;
+}
+
+/* The data length a storage command line announces, or -1 for none. */
+static long conn_line_data_len(const char *line, size_t len)
+{
+	static const char *const cmds[] = {
+		"set", "add", "replace", "append", "prepend", "cas",
+	};
+	const char *tok[6];
+	size_t toklen[6], ntok = 0, i = 0, k;
+	long n = 0;
+	int want = -1;
+
+	while (i < len && ntok < 6) {
+		while (i < len && line[i] == ' ')
+			i++;
+		if (i == len)
+			break;
+		tok[ntok] = line + i;
+		while (i < len && line[i] != ' ')
+			i++;
+		toklen[ntok] = (size_t)(line + i - tok[ntok]);
+		ntok++;
+	}
+	if (ntok < 3)
+		return -1;
+	if (toklen[0] == 2 && !memcmp(tok[0], "ms", 2))
+		want = 2;	/* ms <key> <datalen> <flags>* */
+	for (k = 0; k < ARRAY_SIZE(cmds) && want < 0; k++)
+		if (toklen[0] == strlen(cmds[k]) &&
+		    !memcmp(tok[0], cmds[k], toklen[0]))
+			want = 4;	/* cmd <key> <flags> <exptime> <bytes> */
+	if (want < 0 || (size_t)want >= ntok || toklen[want] > 10)
+		return -1;
+	for (k = 0; k < toklen[want]; k++) {
+		if (tok[want][k] < '0' || tok[want][k] > '9')
+			return -1;
+		n = n * 10 + (tok[want][k] - '0');
+	}
+	return n;
+}
+
+/*
+ * -vv: one line per command the engine consumed, as memcached's "<fd cmd".
+ * @skip bytes of a data block were pending before these; data blocks of
+ * the storage commands seen are skipped, not printed.
+ */
+static void conn_log_commands(const struct conn *c, const char *p, size_t n,
+			      size_t skip)
+{
+	size_t pos = skip < n ? skip : n;
+	unsigned int lines = 0;
+
+	while (pos < n && lines++ < 1000) {
+		const char *nl = memchr(p + pos, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - (p + pos)) : n - pos;
+		size_t bare = len && p[pos + len - 1] == '\r' ? len - 1 : len;
+		size_t shown = bare;
+		char text[201];
+		size_t i;
+		long data;
+
+		if (shown > sizeof(text) - 1)
+			shown = sizeof(text) - 1;
+		for (i = 0; i < shown; i++) {
+			unsigned char ch = (unsigned char)p[pos + i];
+
+			text[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '.';
+		}
+		text[shown] = '\0';
+		log_msg(LOG_LEVEL_IO, "<%d %s", c->fd, text);
+		data = conn_line_data_len(p + pos, bare);
+		pos += len + (nl ? 1 : 0);
+		if (data >= 0)
+			pos += (size_t)data + 2 < n - pos ? (size_t)data + 2 :
+			       n - pos;
+	}
+}
+
+/*
+ * Runs the requests in the input buffer, at most *@budget of them, and
+ * takes what it ran off *@budget.
+ * Return: true when it consumed bytes.
+ */
+static bool conn_process(struct conn *c, unsigned int *budget)
+{
+	struct worker *w = c->w;
+	unsigned int before = c->pc.nreqs, done;
+	size_t used, skip = 0;
+
+	if (c->pc.state == PROTO_DATA)
+		skip = c->pc.data_total - c->pc.data_done;
+	else if (c->pc.state == PROTO_SWALLOW)
+		skip = c->pc.swallow_left;
+	WRITE_ONCE(w->current, c);
+	used = proto_process(&c->pc, c->rbuf, c->rlen, *budget);
+	WRITE_ONCE(w->current, NULL);
+	if (used && log_enabled(LOG_LEVEL_IO))
+		conn_log_commands(c, c->rbuf, used, skip);
+	done = c->pc.nreqs - before;
+	*budget -= done < *budget ? done : *budget;
+	if (used) {
+		if (used < c->rlen)
+			memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+		c->rlen -= used;
+		WRITE_ONCE(c->last_cmd, conn_now(c));
+	}
+	if (proto_closed(&c->pc)) {
+		c->closing = true;
+		c->rlen = 0;	/* nothing after quit or an error is run */
+	}
+	return used > 0;
+}
+
+/*
+ * The buffer is full and the engine took nothing: it needs a longer line
+ * than the buffer holds. The engine bounds its lines, so this is a guard.
+ * Return: 0, or -1 (close).
+ */
+static int conn_grow(struct conn *c)
+{
+	size_t size = c->rsize * 2;
+	char *p;
+
+	if (size > CONN_RBUF_MAX) {
+		log_warn("connection %s: request line over %u bytes, closing",
+			 c->addr, CONN_RBUF_MAX);
+		return -1;
+	}
+	p = ak_realloc(c->rbuf, size);
+	if (!p) {
+		log_error("connection %s: out of memory for its input",
+			  c->addr);
+		return -1;
+	}
+	c->rbuf = p;
+	c->rsize = size;
+	return 0;
+}
+
+static void conn_update_events(struct conn *c, bool yield)
+{
+	size_t pending = reply_pending(&c->pc.out);
+	bool want_read = !c->closing && !c->eof && pending <= REPLY_HIGH_WATER &&
+			 c->rlen < c->rsize;
+	/* a yield waits for writable, as memcached does: the loop polls the
+	 * other sockets first, then this one's write callback runs it */
+	bool want_write = pending > 0 || yield;
+	unsigned int secs = conn_timeout_secs(c);
+	struct timeval tv = { .tv_sec = secs, .tv_usec = 0 };
+
+	if (want_read != c->reading) {
+		if (want_read)
+			event_add(c->rev, secs ? &tv : NULL);
+		else
+			event_del(c->rev);
+		c->reading = want_read;
+	}
+	/* re-adding restarts the timeout: it measures time without progress */
+	if (want_write) {
+		if (!c->writing || secs)
+			event_add(c->wev, secs ? &tv : NULL);
+		c->writing = true;
+	} else if (c->writing) {
+		event_del(c->wev);
+		c->writing = false;
+	}
+}
+
+/*
+ * Process, write, decide; may close (and free) the connection.
+ *
+ * Runs requests until the input holds only an incomplete one, -R requests
+ * have run (then it yields), or the replies pass REPLY_HIGH_WATER and the
+ * socket will not take them yet (then the write callback resumes).
+ */
+static void conn_run(struct conn *c)
+{
+	unsigned int budget = settings.reqs_per_event;
+	bool yield = false;
+
+	for (;;) {
+		bool ran = false, progress = false;
+
+		if (!c->closing && c->rlen && budget &&
+		    reply_pending(&c->pc.out) <= REPLY_HIGH_WATER) {
+			ran = true;
+			progress = conn_process(c, &budget);
+		}
+		if (conn_flush(c) < 0)
+			goto close;
+		if (c->closing) {
+			if (reply_pending(&c->pc.out))
+				break;		/* write, then close */
+			goto close;
+		}
+		if (!c->rlen) {
+			if (c->eof && !reply_pending(&c->pc.out))
+				goto close;
+			break;
+		}
+		/* input is left */
+		if (!budget) {
+			yield = true;
+			c->w->io.conn_yields++;
+			break;
+		}
+		if (reply_pending(&c->pc.out) > REPLY_HIGH_WATER)
+			break;
+		/* more requests may be complete; or the replies were above
+		 * the high water mark when we came in and are below it now */
+		if (progress || !ran)
+			continue;
+		/* the rest is an incomplete request */
+		if (c->rlen == c->rsize && conn_grow(c) < 0)
+			goto close;
+		if (c->eof && !reply_pending(&c->pc.out))
+			goto close;	/* it will never be completed */
+		break;
+	}
+	conn_update_events(c, yield);
+	return;
+close:
+	conn_close(c);
+}
+
+/* Closes a connection idle for its timeout; true if it did. */
+static bool conn_check_idle(struct conn *c)
+{
+	unsigned int secs = conn_timeout_secs(c);
+
+	if (!secs || conn_now(c) - c->last_active < (int64_t)secs)
+		return false;
+	if (c->closing || c->eof)
+		log_conn("<%d closing: client did not read its replies for "
+			 "%u s", c->fd, secs);
+	else
+		log_conn("<%d idle for %u s, closing", c->fd, secs);
+	conn_close(c);
+	return true;
+}
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	if ((what & EV_TIMEOUT) && !(what & EV_READ)) {
+		conn_check_idle(c);
+		return;
+	}
+	if (!c->eof && !c->closing && conn_fill(c) < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_run(c);
+}
+
+static void conn_on_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	if ((what & EV_TIMEOUT) && !(what & EV_WRITE)) {
+		conn_check_idle(c);
+		return;
+	}
+	conn_run(c);
+}
+
+void conn_adopt(struct worker *w, struct conn *c)
+{
+	c->w = w;
+	proto_conn_init(&c->pc, &w->ctx);
+	c->last_cmd = c->last_active = conn_now(c);
+	c->rev = event_new(w->base, c->fd, EV_READ | EV_PERSIST, conn_on_read,
+			   c);
+	c->wev = event_new(w->base, c->fd, EV_WRITE | EV_PERSIST,
+			   conn_on_write, c);
+	pthread_mutex_lock(&w->lock);
+	list_add_tail(&c->node, &w->conns);
+	w->nconns++;
+	pthread_mutex_unlock(&w->lock);
+	if (!c->rev || !c->wev) {
+		log_error("connection %s: out of memory for its events",
+			  c->addr);
+		conn_close(c);
+		return;
+	}
+	log_conn("<%d new connection from %s on %s (worker %u)", c->fd,
+		 c->addr, c->listen_addr, w->id);
+	conn_update_events(c, false);
+}
+
+void conn_stop(struct conn *c)
+{
+	c->closing = true;
+	c->rlen = 0;
+	if (conn_flush(c) < 0 || !reply_pending(&c->pc.out)) {
+		conn_close(c);
+		return;
+	}
+	conn_update_events(c, false);
+}
+
+const char *conn_state_name(const struct conn *c)
+{
+	if (READ_ONCE(c->w->current) == c)
+		return "conn_parse_cmd";
+	switch (READ_ONCE(c->pc.state)) {
+	case PROTO_CLOSED:
+		return "conn_closing";
+	case PROTO_DATA:
+		return "conn_nread";
+	case PROTO_SWALLOW:
+		return "conn_swallow";
+	case PROTO_GET_CONT:
+		return "conn_read";
+	case PROTO_CMD:
+	default:
+		break;
+	}
+	if (READ_ONCE(c->pc.out.pending))
+		return "conn_mwrite";
+	return "conn_waiting";
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conn.h - one client connection: socket, input buffer, protocol state.
+ *
+ * The protocol state (struct proto_conn, which holds the queue of replies)
+ * is embedded; the protocol engine never sees the socket. A read fills the
+ * input buffer, proto_process() consumes every complete request in it and
+ * queues the replies, which go out with as few writev() calls as the
+ * socket allows. While more than REPLY_HIGH_WATER bytes of replies wait,
+ * the connection is not read (a client that never reads its replies costs
+ * bounded memory). After -R requests in one go with input left, the
+ * connection yields to the others of its worker (conn_yields).
+ *
+ * Synchronization: a connection belongs to one worker thread. Other
+ * threads read only addr, listen_addr and fd (immutable once handed over)
+ * and, for "stats conns", last_cmd and the protocol state with relaxed
+ * loads, under the owning worker's lock.
+ */
+#ifndef ANCHORKV_CONN_H
+#define ANCHORKV_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "list.h"
+#include "proto.h"
+
+#define CONN_RBUF_SIZE		(16u * 1024)	/* input buffer */
+#define CONN_RBUF_MAX		(1u << 20)	/* it never needs to grow past */
+#define CONN_LINGER_SECS	10	/* closing: max wait for the client to read */
+#define CONN_ADDR_MAX		160	/* >= LISTENER_NAME_MAX */
+
+struct event;
+struct worker;
+
+struct conn {
+	struct proto_conn pc;		/* the protocol state, embedded */
+	struct worker *w;		/* owner */
+	struct list_head node;		/* in w->queue, then w->conns */
+	int fd;
+	struct event *rev;		/* EV_READ | EV_PERSIST */
+	struct event *wev;		/* EV_WRITE | EV_PERSIST */
+	bool reading;			/* rev added */
+	bool writing;			/* wev added */
+	bool eof;			/* the client shut its sending side */
+	bool closing;			/* quit, fatal error or server stop */
+	char *rbuf;			/* input not yet consumed */
+	size_t rlen;
+	size_t rsize;
+	int64_t last_cmd;		/* unix time of the last request */
+	int64_t last_active;		/* unix time of the last byte moved */
+	char addr[CONN_ADDR_MAX];	/* "tcp:127.0.0.1:54321" */
+	const char *listen_addr;	/* its listener's name */
+};
+
+/**
+ * conn_new() - wrap an accepted socket
+ * @fd:          the socket, nonblocking
+ * @sa:          the peer address from accept()
+ * @salen:       its length
+ * @listen_addr: the listener's name, which outlives the connection
+ *
+ * Context: main thread; allocates.
+ * Return: the connection (not yet owned by a worker), or NULL.
+ */
+struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
+		      const char *listen_addr);
+
+/**
+ * conn_adopt() - start serving a connection on a worker
+ * @w: the worker
+ * @c: from conn_new()
+ *
+ * Closes the connection if its events cannot be created.
+ *
+ * Context: the worker thread; takes and releases w->lock.
+ */
+void conn_adopt(struct worker *w, struct conn *c);
+
+/**
+ * conn_discard() - close a connection that was never adopted
+ * @c: from conn_new()
+ *
+ * Context: any thread that owns @c.
+ */
+void conn_discard(struct conn *c);
+
+/**
+ * conn_stop() - the server is stopping: no more requests, flush, close
+ * @c: the connection
+ *
+ * Closes at once when nothing is queued; otherwise the connection closes
+ * when its replies are written (or when the worker gives up waiting).
+ *
+ * Context: the owning worker thread.
+ */
+void conn_stop(struct conn *c);
+
+/**
+ * conn_close() - close and free a connection
+ * @c: the connection; freed
+ *
+ * Context: the owning worker thread; takes and releases w->lock.
+ */
+void conn_close(struct conn *c);
+
+/**
+ * conn_state_name() - memcached's name for what a connection is doing
+ * @c: a connection of any worker
+ *
+ * Context: the caller holds the owner's lock; relaxed reads.
+ * Return: "conn_waiting", "conn_nread", "conn_mwrite", ... (static).
+ */
+const char *conn_state_name(const struct conn *c);
+
+/**
+ * conn_addr_format() - "tcp:1.2.3.4:5", "tcp6:[::1]:5" or "unix:/path"
+ * @sa:    an address
+ * @salen: its length
+ * @out:   receives the text
+ * @room:  size of @out
+ *
+ * Context: any.
+ */
+void conn_addr_format(const struct sockaddr *sa, socklen_t salen, char *out,
+		      size_t room);
+
+#endif /* ANCHORKV_CONN_H */

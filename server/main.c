@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - start-up, the main thread's loop, and a clean stop.
+ *
+ * Start-up order matters:
+ *   1. settings: defaults < config file (-f) < command line; exit 1 on a
+ *      bad value, naming the setting;
+ *   2. bind every listener (errors still reach the terminal);
+ *   3. daemonize (-d), write the pidfile (-P), drop root (-u): before any
+ *      thread or event_base exists, since fork() keeps only one thread;
+ *   4. the store, the workers, the main loop's events; then run.
+ *
+ * The main thread's loop carries the listeners, SIGTERM/SIGINT and a
+ * one-second clock that tells the store the time and reclaims expired
+ * items a slice at a time. On SIGTERM or SIGINT (or "shutdown" with -A):
+ * stop accepting, let the workers write the replies already queued (at
+ * most WORKER_STOP_TIMEOUT_MS), join them, free the store, remove the
+ * pidfile, exit 0.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "conf.h"
+#include "hash.h"
+#include "listener.h"
+#include "log.h"
+#include "server.h"
+#include "settings.h"
+#include "stats.h"
+#include "store.h"
+#include "worker.h"
+
+#define EXPIRE_SLICE		4096	/* items examined per store_expire_step() */
+#define EXPIRE_TICK_US		5000	/* time the clock may spend reclaiming */
+
+uint64_t server_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+						      noreturn));
+
+/* Start-up failures only: one line to stderr, exit status 1. */
+static void die(const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "anchorkv: %s\n", msg);
+	exit(SETTINGS_EXIT_FAILURE);
+}
+
+static void load_settings(int argc, char **argv)
+{
+	enum settings_action action;
+	const char *path;
+	char err[1024];
+
+	settings_init(&settings);
+	path = settings_config_path(argc, argv);
+	if (path) {
+		if (conf_load(path, &settings, err, sizeof(err)))
+			die("%s", err);
+		snprintf(settings.config_file, sizeof(settings.config_file),
+			 "%s", path);
+	}
+	if (settings_parse_args(&settings, argc, argv, &action, err,
+				sizeof(err)))
+		die("%s", err);
+	if (action == SETTINGS_HELP) {
+		settings_usage(argv[0]);
+		exit(0);
+	}
+	if (action == SETTINGS_VERSION) {
+		printf("anchorkv %s\n", ANCHORKV_VERSION);
+		exit(0);
+	}
+	if (settings_finish(&settings, err, sizeof(err)))
+		die("%s", err);
+}
+
+/* Enough descriptors for -c connections, listeners and the workers. */
+static void raise_nofile_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)settings.maxconns + 2u * settings.threads + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ?
+		      want : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want)
+		log_warn("open file limit is %lu, below max_connections (%u) "
+			 "plus overhead; connections past it will wait in "
+			 "the backlog", (unsigned long)rl.rlim_cur,
+			 settings.maxconns);
+}
+
+static void redirect_logs(void)
+{
+	int fd;
+
+	if (!settings.logfile[0])
+		return;
+	fd = open(settings.logfile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		  0644);
+	if (fd < 0)
+		die("cannot open logfile %s: %s", settings.logfile,
+		    strerror(errno));
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
+/*
+ * -d changes to /: a relative path given for the pidfile or the unix
+ * socket (removed at exit) must not follow it there.
+ */
+static void make_absolute(char *path, size_t room, const char *what)
+{
+	char cwd[SETTINGS_PATH_MAX], abs[SETTINGS_PATH_MAX];
+	int n;
+
+	if (!path[0] || path[0] == '/')
+		return;
+	if (!getcwd(cwd, sizeof(cwd)))
+		die("cannot resolve %s %s: %s", what, path, strerror(errno));
+	n = snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+	if (n < 0 || (size_t)n >= room)
+		die("%s path too long once made absolute: %s/%s", what, cwd,
+		    path);
+	memcpy(path, abs, (size_t)n + 1);
+}
+
+static void daemonize(void)
+{
+	int fd;
+
+	switch (fork()) {
+	case -1:
+		die("fork: %s", strerror(errno));
+	case 0:
+		break;
+	default:
+		_exit(0);
+	}
+	if (setsid() < 0)
+		die("setsid: %s", strerror(errno));
+	if (chdir("/"))
+		die("chdir /: %s", strerror(errno));
+	fd = open("/dev/null", O_RDWR);
+	if (fd < 0)
+		die("cannot open /dev/null: %s", strerror(errno));
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	if (!settings.logfile[0])
+		dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
+static void write_pidfile(void)
+{
+	char buf[32];
+	int fd, n;
+
+	if (!settings.pidfile[0])
+		return;
+	fd = open(settings.pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		  0644);
+	if (fd < 0)
+		die("cannot write pidfile %s: %s", settings.pidfile,
+		    strerror(errno));
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (write(fd, buf, (size_t)n) != n)
+		die("cannot write pidfile %s: %s", settings.pidfile,
+		    strerror(errno));
+	close(fd);
+}
+
+/*
+ * -u: a root process switches to the user after binding. Without -u, root
+ * is allowed (unlike memcached, which refuses): the administrator decides.
+ */
+static void drop_privileges(void)
+{
+	struct passwd *pw;
+
+	if (!settings.user[0] || geteuid() != 0)
+		return;
+	pw = getpwnam(settings.user);
+	if (!pw)
+		die("unknown user %s (-u)", settings.user);
+	if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid))
+		die("cannot switch to user %s: %s", settings.user,
+		    strerror(errno));
+}
+
+static void server_stop(struct server *srv, const char *why)
+{
+	if (srv->stopping)
+		return;
+	srv->stopping = true;
+	log_info("%s: stopping (closing listeners, flushing replies)", why);
+	listener_close_all(srv);
+	event_base_loopbreak(srv->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	(void)what;
+	srv->stop_signal = (int)sig;
+	if (__atomic_load_n(&srv->shutdown_cmd, __ATOMIC_RELAXED))
+		server_stop(srv, "shutdown command");
+	else
+		server_stop(srv, sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+static void on_clock(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+	uint64_t start = server_now_us();
+	unsigned int round;
+
+	(void)fd;
+	(void)what;
+	store_set_time(srv->store, time(NULL));
+	/* reclaim in slices while there is something to reclaim */
+	for (round = 0; round < 64; round++) {
+		if (!store_expire_step(srv->store, EXPIRE_SLICE))
+			break;
+		if (server_now_us() - start > EXPIRE_TICK_US)
+			break;
+	}
+}
+
+static void log_start(const struct server *srv)
+{
+	char where[600];
+	size_t o = 0;
+	unsigned int i;
+
+	where[0] = '\0';
+	for (i = 0; i < srv->nlisteners && o < sizeof(where) - 1; i++) {
+		int n = snprintf(where + o, sizeof(where) - o, "%s%s",
+				 i ? ", " : "", srv->listeners[i].name);
+
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+	log_info("anchorkv %s starting: pid %ld, listening on %s, threads %u, "
+		 "memory %zu MB, shards %u, max item %zu, max connections %u, "
+		 "allocator %s, libevent %s", ANCHORKV_VERSION, (long)getpid(),
+		 where, settings.threads, settings.maxbytes >> 20,
+		 settings.shards, settings.proto.item_size_max,
+		 settings.maxconns, ak_alloc_name(), event_get_version());
+	if (settings.proto.shutdown_enabled)
+		log_info("the shutdown command is enabled (-A)");
+}
+
+static void warn_exposed(const struct server *srv)
+{
+	unsigned int i;
+
+	for (i = 0; i < srv->nlisteners; i++)
+		if (!srv->listeners[i].loopback)
+			log_warn("listening on %s, which is not a loopback "
+				 "address: anchorkv has no authentication, "
+				 "anyone who can reach it can read, change "
+				 "and delete every item",
+				 srv->listeners[i].name);
+}
+
+static struct store *create_store(void)
+{
+	struct store_config cfg = {
+		.mem_limit = settings.maxbytes,
+		.item_size_max = settings.proto.item_size_max,
+		.nshards = settings.shards,
+		.hash_bits = settings.hash_bits,
+		.no_evict = !settings.evict,
+	};
+
+	return store_create(&cfg);
+}
+
+static void setup_events(struct server *srv)
+{
+	struct timeval one_sec = { 1, 0 };
+
+	srv->sigterm = evsignal_new(srv->base, SIGTERM, on_signal, srv);
+	srv->sigint = evsignal_new(srv->base, SIGINT, on_signal, srv);
+	srv->clock = event_new(srv->base, -1, EV_PERSIST, on_clock, srv);
+	if (!srv->sigterm || !srv->sigint || !srv->clock ||
+	    evsignal_add(srv->sigterm, NULL) || evsignal_add(srv->sigint, NULL) ||
+	    evtimer_add(srv->clock, &one_sec))
+		die("cannot set up the main event loop");
+	if (listener_start(srv))
+		die("cannot set up the listeners");
+}
+
+static void free_events(struct server *srv)
+{
+	if (srv->sigterm)
+		event_free(srv->sigterm);
+	if (srv->sigint)
+		event_free(srv->sigint);
+	if (srv->clock)
+		event_free(srv->clock);
+}
+
+int main(int argc, char **argv)
+{
+	struct server srv = { 0 };
+	char err[1024];
+	int ret;
+
+	/* libevent allocates through our allocator too */
+	event_set_mem_functions(ak_malloc, ak_realloc, ak_free);
+	signal(SIGPIPE, SIG_IGN);
+
+	load_settings(argc, argv);
+	redirect_logs();
+	raise_nofile_limit();
+	if (hash_init())
+		die("cannot initialise the hash seed (libsodium)");
+
+	make_absolute(settings.pidfile, sizeof(settings.pidfile), "pidfile");
+	if (settings.daemonize)
+		make_absolute(settings.unixsocket, sizeof(settings.unixsocket),
+			      "unixsocket");
+	ret = listener_open_all(&srv, &settings, err, sizeof(err));
+	if (ret)
+		die("%s", err);
+	warn_exposed(&srv);
+	if (settings.daemonize)
+		daemonize();
+	write_pidfile();
+	drop_privileges();
+
+	srv.started = time(NULL);
+	pthread_mutex_init(&srv.stats_lock, NULL);
+	srv.store = create_store();
+	if (!srv.store)
+		die("cannot create the store (memory %zu, shards %u)",
+		    settings.maxbytes, settings.shards);
+	store_set_time(srv.store, time(NULL));
+
+	srv.base = event_base_new();
+	if (!srv.base)
+		die("cannot create the main event loop");
+	ret = worker_init_all(&srv);
+	if (ret)
+		die("cannot create the workers: %s", strerror(-ret));
+	setup_events(&srv);
+	ret = worker_start_all(&srv);
+	if (ret)
+		die("cannot start the worker threads: %s", strerror(-ret));
+	log_start(&srv);
+
+	event_base_dispatch(srv.base);
+
+	/* stopping: the listeners are closed, the workers drain */
+	listener_close_all(&srv);
+	worker_stop_all(&srv);
+	listener_free_all(&srv);
+	free_events(&srv);
+	event_base_free(srv.base);
+	store_destroy(srv.store);
+	pthread_mutex_destroy(&srv.stats_lock);
+	if (settings.pidfile[0] && unlink(settings.pidfile) && errno != ENOENT)
+		log_warn("cannot remove pidfile %s: %s", settings.pidfile,
+			 strerror(errno));
+	log_info("anchorkv stopped");
+	return 0;
+}

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats.c - the "stats" command family, in memcached 1.6's words.
+ *
+ * "stats" prints memcached's general statistics in memcached's order,
+ * leaving out what has no meaning here (slab mover, LRU crawler, extstore,
+ * response object pools), then anchorkv's own. "stats settings" follows
+ * memcached's names likewise.
+ *
+ * anchorkv has no slab classes. "stats items" and "stats slabs" describe
+ * the whole store as one pseudo class 1, printed only when it holds items
+ * (memcached prints no class that is empty):
+ *
+ *	stats items: items:1:number, items:1:mem_requested (allocator bytes),
+ *	             items:1:evicted, items:1:evicted_unfetched,
+ *	             items:1:expired_unfetched, items:1:reclaimed,
+ *	             items:1:outofmemory
+ *	stats slabs: 1:used_chunks (= items), 1:get_hits, 1:cmd_set,
+ *	             1:delete_hits, 1:incr_hits, 1:decr_hits, 1:cas_hits,
+ *	             1:cas_badval, 1:touch_hits, then active_slabs (0 or 1)
+ *	             and total_malloced (item bytes + index bytes)
+ *
+ * "stats anchorkv" prints anchorkv's own section alone. "stats sizes"
+ * answers as memcached does when size tracking is off.
+ */
+#include "stats.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "compiler.h"
+#include "conn.h"
+#include "listener.h"
+#include "reply.h"
+#include "server.h"
+#include "settings.h"
+#include "store.h"
+#include "worker.h"
+
+struct server_stats server_stats;
+
+_Static_assert(sizeof(struct proto_stats) % sizeof(uint64_t) == 0,
+	       "struct proto_stats must be made of uint64_t counters");
+_Static_assert(sizeof(struct worker_io_stats) % sizeof(uint64_t) == 0,
+	       "struct worker_io_stats must be made of uint64_t counters");
+
+#define U64_FIELDS(type)	(sizeof(type) / sizeof(uint64_t))
+
+/* Everything "stats" reports, summed over the workers, minus baselines. */
+struct stats_totals {
+	struct proto_stats p;
+	struct worker_io_stats io;
+};
+
+/* dst[i] += READ_ONCE(cur[i]) - base[i], never below zero */
+static void sum_counters(uint64_t *dst, const uint64_t *cur,
+			 const uint64_t *base, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v = __atomic_load_n(&cur[i], __ATOMIC_RELAXED);
+
+		dst[i] += v > base[i] ? v - base[i] : 0;
+	}
+}
+
+static void snap_counters(uint64_t *base, const uint64_t *cur, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		base[i] = __atomic_load_n(&cur[i], __ATOMIC_RELAXED);
+}
+
+static void stats_sum(struct server *srv, struct stats_totals *t)
+{
+	unsigned int i;
+
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_lock(&srv->stats_lock);
+	for (i = 0; i < srv->nworkers; i++) {
+		struct worker *w = &srv->workers[i];
+
+		sum_counters((uint64_t *)&t->p, (uint64_t *)&w->ctx.stats,
+			     (uint64_t *)&w->base_proto,
+			     U64_FIELDS(struct proto_stats));
+		sum_counters((uint64_t *)&t->io, (uint64_t *)&w->io,
+			     (uint64_t *)&w->base_io,
+			     U64_FIELDS(struct worker_io_stats));
+	}
+	pthread_mutex_unlock(&srv->stats_lock);
+}
+
+static void stats_reset(struct server *srv)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&srv->stats_lock);
+	for (i = 0; i < srv->nworkers; i++) {
+		struct worker *w = &srv->workers[i];
+
+		snap_counters((uint64_t *)&w->base_proto,
+			      (uint64_t *)&w->ctx.stats,
+			      U64_FIELDS(struct proto_stats));
+		snap_counters((uint64_t *)&w->base_io, (uint64_t *)&w->io,
+			      U64_FIELDS(struct worker_io_stats));
+	}
+	stats_write(total_conns, 0);
+	stats_write(rejected_conns, 0);
+	stats_write(listen_disabled_num, 0);
+	stats_write(listen_disabled_us, 0);
+	store_stats_reset(srv->store);
+	pthread_mutex_unlock(&srv->stats_lock);
+}
+
+static void stat_u64(struct reply *out, const char *name, uint64_t v)
+{
+	reply_addf(out, "STAT %s %" PRIu64 "\r\n", name, v);
+}
+
+static void stat_str(struct reply *out, const char *name, const char *v)
+{
+	reply_addf(out, "STAT %s %s\r\n", name, v);
+}
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static unsigned int log2_u64(uint64_t n)
+{
+	unsigned int l = 0;
+
+	while (n >>= 1)
+		l++;
+	return l;
+}
+
+/* anchorkv's own counters, after memcached's in "stats". */
+static void stats_own(struct reply *out, const struct stats_totals *t,
+		      const struct store_stats *st)
+{
+	stat_u64(out, "cmd_range", t->p.cmd_range);
+	stat_u64(out, "cmd_count", t->p.cmd_count);
+	stat_u64(out, "cmd_delete_range", t->p.cmd_delete_range);
+	stat_u64(out, "range_items", t->p.range_items);
+	stat_u64(out, "curr_int_items", st->curr_int_items);
+	stat_u64(out, "curr_str_items", st->curr_str_items);
+	stat_u64(out, "index_bytes", st->index_bytes);
+	stat_u64(out, "hash_buckets", st->hash_buckets);
+	stat_u64(out, "hash_max_chain", st->hash_max_chain);
+	stat_u64(out, "radix_nodes", st->radix_nodes);
+	stat_u64(out, "shards", st->nshards);
+	stat_str(out, "allocator", ak_alloc_name());
+}
+
+static void stats_general(struct server *srv, struct reply *out)
+{
+	struct stats_totals t;
+	struct store_stats st;
+	struct rusage ru;
+	time_t now = time(NULL);
+
+	stats_sum(srv, &t);
+	store_stats(srv->store, &st);
+	getrusage(RUSAGE_SELF, &ru);
+
+	stat_u64(out, "pid", (uint64_t)getpid());
+	stat_u64(out, "uptime", (uint64_t)(now - srv->started));
+	stat_u64(out, "time", (uint64_t)now);
+	stat_str(out, "version", ANCHORKV_VERSION);
+	stat_str(out, "libevent", event_get_version());
+	stat_u64(out, "pointer_size", 8 * sizeof(void *));
+	reply_addf(out, "STAT rusage_user %ld.%06ld\r\n",
+		   (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+	reply_addf(out, "STAT rusage_system %ld.%06ld\r\n",
+		   (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+	stat_u64(out, "max_connections", settings.maxconns);
+	stat_u64(out, "curr_connections", stats_read(curr_conns));
+	stat_u64(out, "total_connections", stats_read(total_conns));
+	stat_u64(out, "rejected_connections", stats_read(rejected_conns));
+	stat_u64(out, "connection_structures", stats_read(curr_conns));
+	stat_u64(out, "cmd_get", t.p.cmd_get);
+	stat_u64(out, "cmd_set", t.p.cmd_set);
+	stat_u64(out, "cmd_flush", t.p.cmd_flush);
+	stat_u64(out, "cmd_touch", t.p.cmd_touch);
+	stat_u64(out, "get_hits", t.p.get_hits);
+	stat_u64(out, "get_misses", t.p.get_misses);
+	stat_u64(out, "get_expired", t.p.get_expired);
+	stat_u64(out, "get_flushed", t.p.get_flushed);
+	stat_u64(out, "delete_misses", t.p.delete_misses);
+	stat_u64(out, "delete_hits", t.p.delete_hits);
+	stat_u64(out, "incr_misses", t.p.incr_misses);
+	stat_u64(out, "incr_hits", t.p.incr_hits);
+	stat_u64(out, "decr_misses", t.p.decr_misses);
+	stat_u64(out, "decr_hits", t.p.decr_hits);
+	stat_u64(out, "cas_misses", t.p.cas_misses);
+	stat_u64(out, "cas_hits", t.p.cas_hits);
+	stat_u64(out, "cas_badval", t.p.cas_badval);
+	stat_u64(out, "touch_hits", t.p.touch_hits);
+	stat_u64(out, "touch_misses", t.p.touch_misses);
+	stat_u64(out, "store_too_large", t.p.store_too_large);
+	stat_u64(out, "store_no_memory", t.p.store_no_memory);
+	stat_u64(out, "auth_cmds", t.p.auth_cmds);
+	stat_u64(out, "auth_errors", t.p.auth_errors);
+	stat_u64(out, "bytes_read", t.io.bytes_read);
+	stat_u64(out, "bytes_written", t.io.bytes_written);
+	stat_u64(out, "limit_maxbytes", st.limit_maxbytes);
+	stat_u64(out, "accepting_conns", stats_read(accepting_conns));
+	stat_u64(out, "listen_disabled_num", stats_read(listen_disabled_num));
+	stat_u64(out, "time_in_listen_disabled_us",
+		 stats_read(listen_disabled_us));
+	stat_u64(out, "threads", settings.threads);
+	stat_u64(out, "conn_yields", t.io.conn_yields);
+	stat_u64(out, "hash_power_level", log2_u64(st.hash_buckets));
+	stat_u64(out, "hash_bytes", st.hash_buckets * sizeof(void *));
+	stat_u64(out, "hash_is_expanding", st.rehashing ? 1 : 0);
+	stat_u64(out, "bytes", st.bytes);
+	stat_u64(out, "curr_items", st.curr_items);
+	stat_u64(out, "total_items", st.total_items);
+	stat_u64(out, "expired_unfetched", st.expired_unfetched);
+	stat_u64(out, "evicted_unfetched", st.evicted_unfetched);
+	stat_u64(out, "evictions", st.evictions);
+	stat_u64(out, "reclaimed", st.reclaimed);
+	stats_own(out, &t, &st);
+}
+
+static void stats_anchorkv(struct server *srv, struct reply *out)
+{
+	struct stats_totals t;
+	struct store_stats st;
+
+	stats_sum(srv, &t);
+	store_stats(srv->store, &st);
+	stats_own(out, &t, &st);
+}
+
+static void stats_settings(struct reply *out)
+{
+	const struct settings *s = &settings;
+
+	stat_u64(out, "maxbytes", s->maxbytes);
+	stat_u64(out, "maxconns", s->maxconns);
+	stat_u64(out, "tcpport", s->unixsocket[0] ? 0 : s->port);
+	stat_u64(out, "udpport", 0);
+	stat_str(out, "inter", s->unixsocket[0] ? "NULL" : s->listen);
+	stat_u64(out, "verbosity",
+		 (uint64_t)READ_ONCE(settings.proto.verbose));
+	stat_str(out, "evictions", s->evict ? "on" : "off");
+	stat_str(out, "domain_socket",
+		 s->unixsocket[0] ? s->unixsocket : "NULL");
+	reply_addf(out, "STAT umask %o\r\n", s->unixsocket_perm);
+	stat_str(out, "shutdown_command", yes_no(s->proto.shutdown_enabled));
+	stat_u64(out, "num_threads", s->threads);
+	stat_u64(out, "reqs_per_event", s->reqs_per_event);
+	stat_str(out, "cas_enabled", yes_no(s->proto.cas_enabled));
+	stat_u64(out, "tcp_backlog", s->backlog);
+	stat_str(out, "binding_protocol", "ascii");
+	stat_str(out, "auth_enabled_sasl", "no");
+	stat_str(out, "auth_enabled_ascii", "no");
+	stat_u64(out, "item_size_max", s->proto.item_size_max);
+	stat_str(out, "maxconns_fast", "yes");
+	stat_u64(out, "hashpower_init", s->hash_power);
+	stat_str(out, "flush_enabled", yes_no(s->proto.flush_enabled));
+	stat_u64(out, "idle_timeout", s->idle_timeout);
+	/* anchorkv's own */
+	stat_u64(out, "range_max", s->proto.range_max);
+	stat_u64(out, "shards", s->shards);
+	stat_u64(out, "shard_hash_bits", s->hash_bits);
+	stat_str(out, "daemonize", yes_no(s->daemonize));
+	stat_str(out, "config_file", s->config_file[0] ? s->config_file :
+		 "NULL");
+	stat_str(out, "allocator", ak_alloc_name());
+}
+
+static void stats_items(struct server *srv, struct reply *out)
+{
+	struct stats_totals t;
+	struct store_stats st;
+
+	stats_sum(srv, &t);
+	store_stats(srv->store, &st);
+	if (!st.curr_items)
+		return;
+	stat_u64(out, "items:1:number", st.curr_items);
+	stat_u64(out, "items:1:mem_requested", st.bytes);
+	stat_u64(out, "items:1:evicted", st.evictions);
+	stat_u64(out, "items:1:outofmemory", t.p.store_no_memory);
+	stat_u64(out, "items:1:reclaimed", st.reclaimed);
+	stat_u64(out, "items:1:expired_unfetched", st.expired_unfetched);
+	stat_u64(out, "items:1:evicted_unfetched", st.evicted_unfetched);
+}
+
+static void stats_slabs(struct server *srv, struct reply *out)
+{
+	struct stats_totals t;
+	struct store_stats st;
+
+	stats_sum(srv, &t);
+	store_stats(srv->store, &st);
+	if (st.curr_items) {
+		stat_u64(out, "1:used_chunks", st.curr_items);
+		stat_u64(out, "1:get_hits", t.p.get_hits);
+		stat_u64(out, "1:cmd_set", t.p.cmd_set);
+		stat_u64(out, "1:delete_hits", t.p.delete_hits);
+		stat_u64(out, "1:incr_hits", t.p.incr_hits);
+		stat_u64(out, "1:decr_hits", t.p.decr_hits);
+		stat_u64(out, "1:cas_hits", t.p.cas_hits);
+		stat_u64(out, "1:cas_badval", t.p.cas_badval);
+		stat_u64(out, "1:touch_hits", t.p.touch_hits);
+	}
+	stat_u64(out, "active_slabs", st.curr_items ? 1 : 0);
+	stat_u64(out, "total_malloced", st.bytes + st.index_bytes);
+}
+
+/* One line per listener and three or four per connection, as memcached. */
+static void stats_conns(struct server *srv, struct reply *out)
+{
+	int64_t now = store_unix_time(srv->store);
+	unsigned int i;
+
+	for (i = 0; i < srv->nlisteners; i++) {
+		const struct listener *l = &srv->listeners[i];
+		int fd = READ_ONCE(l->fd);
+
+		if (fd < 0)
+			continue;
+		reply_addf(out, "STAT %d:addr %s\r\n", fd, l->name);
+		reply_addf(out, "STAT %d:state conn_listening\r\n", fd);
+		reply_addf(out, "STAT %d:secs_since_last_cmd 0\r\n", fd);
+	}
+	for (i = 0; i < srv->nworkers; i++) {
+		struct worker *w = &srv->workers[i];
+		struct conn *c;
+
+		pthread_mutex_lock(&w->lock);
+		list_for_each_entry(c, &w->conns, node) {
+			int64_t last = READ_ONCE(c->last_cmd);
+
+			reply_addf(out, "STAT %d:addr %s\r\n", c->fd, c->addr);
+			reply_addf(out, "STAT %d:listen_addr %s\r\n", c->fd,
+				   c->listen_addr);
+			reply_addf(out, "STAT %d:state %s\r\n", c->fd,
+				   conn_state_name(c));
+			reply_addf(out, "STAT %d:secs_since_last_cmd %" PRId64
+				   "\r\n", c->fd, now > last ? now - last : 0);
+		}
+		pthread_mutex_unlock(&w->lock);
+	}
+}
+
+/* Is @args (trimmed) exactly @word? */
+static bool args_are(const char *args, size_t len, const char *word)
+{
+	return len == strlen(word) && !memcmp(args, word, len);
+}
+
+bool stats_hook(void *arg, const char *args, size_t len, struct reply *out)
+{
+	struct worker *w = arg;
+	struct server *srv = w->srv;
+
+	while (len && (*args == ' ' || *args == '\t')) {
+		args++;
+		len--;
+	}
+	while (len && (args[len - 1] == ' ' || args[len - 1] == '\t' ||
+		       args[len - 1] == '\r' || args[len - 1] == '\n'))
+		len--;
+
+	if (len == 0)
+		stats_general(srv, out);
+	else if (args_are(args, len, "settings"))
+		stats_settings(out);
+	else if (args_are(args, len, "items"))
+		stats_items(srv, out);
+	else if (args_are(args, len, "slabs"))
+		stats_slabs(srv, out);
+	else if (args_are(args, len, "conns"))
+		stats_conns(srv, out);
+	else if (args_are(args, len, "anchorkv"))
+		stats_anchorkv(srv, out);
+	else if (args_are(args, len, "sizes"))
+		stat_str(out, "sizes_status", "disabled");	/* as memcached */
+	else if (args_are(args, len, "reset")) {
+		stats_reset(srv);
+		reply_add(out, "RESET\r\n", 7);
+		return true;
+	} else
+		return false;
+	reply_add(out, "END\r\n", 5);
+	return true;
+}

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_conf.c - the settings table, the config-file parser and the
+ * command line (server/settings.c, server/conf.c).
+ *
+ * The contract checked here:
+ *   - the built-in defaults are memcached 1.6's (loopback aside);
+ *   - conf/anchorkv.conf, as shipped, changes nothing: its active lines
+ *     repeat the defaults;
+ *   - every directive takes the values its description promises and
+ *     refuses the rest with "ORIGIN:LINE: ... DIRECTIVE ..." (sizes are
+ *     checked against a separate model of the k/m/g rules);
+ *   - the command line overrides the file, and names the flag in errors;
+ *   - any bytes at all give 0 or an error message, never a crash (ASan).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "conf.h"
+#include "settings.h"
+
+static char err[1024];
+
+static int parse(struct settings *s, const char *text)
+{
+	err[0] = '\0';
+	return conf_parse("t.conf", text, strlen(text), s, err, sizeof(err));
+}
+
+/* Compares every field that a config file can set. */
+static bool settings_equal(const struct settings *a, const struct settings *b)
+{
+	return a->port == b->port && !strcmp(a->listen, b->listen) &&
+	       !strcmp(a->unixsocket, b->unixsocket) &&
+	       a->unixsocket_perm == b->unixsocket_perm &&
+	       a->backlog == b->backlog && a->maxconns == b->maxconns &&
+	       a->idle_timeout == b->idle_timeout &&
+	       a->threads == b->threads && a->maxbytes == b->maxbytes &&
+	       a->evict == b->evict &&
+	       a->reqs_per_event == b->reqs_per_event &&
+	       a->shards == b->shards && a->hash_power == b->hash_power &&
+	       a->proto.item_size_max == b->proto.item_size_max &&
+	       a->proto.range_max == b->proto.range_max &&
+	       a->proto.cas_enabled == b->proto.cas_enabled &&
+	       a->proto.flush_enabled == b->proto.flush_enabled &&
+	       a->proto.shutdown_enabled == b->proto.shutdown_enabled &&
+	       a->proto.verbose == b->proto.verbose &&
+	       a->daemonize == b->daemonize &&
+	       !strcmp(a->pidfile, b->pidfile) && !strcmp(a->user, b->user) &&
+	       !strcmp(a->logfile, b->logfile);
+}
+
+static void test_defaults(void)
+{
+	struct settings s;
+
+	settings_init(&s);
+	/* memcached -h: port 11211, 4 threads, 64 MB, 1024 conns, 1m items,
+	 * -R 20, backlog 1024, unix mask 700; ours: loopback by default */
+	CHECK(s.port == 11211);
+	CHECK(!strcmp(s.listen, "127.0.0.1"));
+	CHECK(s.threads == 4);
+	CHECK(s.maxbytes == 64ull << 20);
+	CHECK(s.maxconns == 1024);
+	CHECK(s.proto.item_size_max == 1u << 20);
+	CHECK(s.reqs_per_event == 20);
+	CHECK(s.backlog == 1024);
+	CHECK(s.unixsocket_perm == 0700);
+	CHECK(s.proto.cas_enabled && s.proto.flush_enabled);
+	CHECK(!s.proto.shutdown_enabled && s.evict && !s.daemonize);
+	CHECK(s.idle_timeout == 0 && s.proto.verbose == 0);
+	CHECK(s.proto.range_max == 10000);
+}
+
+/* The shipped file must describe the defaults, not change them. */
+static void test_shipped_conf(void)
+{
+	struct settings def, s;
+	int ret;
+
+	settings_init(&def);
+	settings_init(&s);
+	ret = conf_load("conf/anchorkv.conf", &s, err, sizeof(err));
+	CHECK_MSG(ret == 0, "conf/anchorkv.conf: %s", err);
+	CHECK(settings_equal(&def, &s));
+}
+
+static void test_format(void)
+{
+	struct settings s, def;
+
+	settings_init(&def);
+	settings_init(&s);
+	CHECK(parse(&s, "") == 0 && settings_equal(&s, &def));
+	CHECK(parse(&s, "\n\n   \n\t\n# threads 9\n   # port 1\n") == 0);
+	CHECK(settings_equal(&s, &def));
+	/* blanks around, CRLF, no final newline */
+	CHECK(parse(&s, "  threads \t 7 \t\r\nport 1234") == 0);
+	CHECK(s.threads == 7 && s.port == 1234);
+	/* the last of a repeated directive wins */
+	CHECK(parse(&s, "threads 2\nthreads 3\n") == 0 && s.threads == 3);
+	/* quotes: spaces kept, "" is empty */
+	CHECK(parse(&s, "pidfile \"/tmp/a b.pid\"\n") == 0);
+	CHECK(!strcmp(s.pidfile, "/tmp/a b.pid"));
+	CHECK(parse(&s, "pidfile \"\"\n") == 0 && s.pidfile[0] == '\0');
+	CHECK(parse(&s, "pidfile \"abc\n") == -EINVAL);
+	CHECK(parse(&s, "pidfile \"a\"b\"\n") == -EINVAL);
+	/* '#' only comments at the start of a line */
+	CHECK(parse(&s, "threads 4 # four\n") == -EINVAL);
+
+	/* errors name the origin, the line and the directive */
+	settings_init(&s);
+	CHECK(parse(&s, "port 1\n\n# x\nthreads abc\n") == -EINVAL);
+	CHECK_MSG(strstr(err, "t.conf:4:") && strstr(err, "threads") &&
+		  strstr(err, "\"abc\""), "%s", err);
+	CHECK(s.port == 1);	/* lines before the error were applied */
+	CHECK(parse(&s, "frobnicate 1\n") == -EINVAL);
+	CHECK_MSG(strstr(err, "t.conf:1:") && strstr(err, "frobnicate"),
+		  "%s", err);
+	CHECK(parse(&s, "threads\n") == -EINVAL);
+	CHECK_MSG(strstr(err, "missing value") && strstr(err, "threads"),
+		  "%s", err);
+	CHECK(parse(&s, "threads   \n") == -EINVAL);
+
+	/* a NUL byte and an overlong line are refused, not trusted */
+	{
+		static const char nul[] = "port 1\nthreads 4\0 9\n";
+
+		CHECK(conf_parse("n", nul, sizeof(nul) - 1, &s, err,
+				 sizeof(err)) == -EINVAL);
+		CHECK_MSG(strstr(err, "n:2:") != NULL, "%s", err);
+	}
+	{
+		size_t n = CONF_LINE_MAX + 20;
+		char *big = malloc(n + 1);
+
+		memset(big, ' ', n);
+		memcpy(big, "listen 1.2.3.4", 14);
+		big[n] = '\0';
+		CHECK(parse(&s, big) == -EINVAL);
+		CHECK_MSG(strstr(err, "longer") != NULL, "%s", err);
+		free(big);
+	}
+}
+
+/* The k/m/g rules, written independently of settings.c. */
+static int64_t model_size(const char *v, int64_t bare_unit)
+{
+	char *end;
+	long long n;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || n < 0)
+		return -1;
+	if (!strcmp(end, ""))
+		return n * bare_unit;
+	if (!strcasecmp(end, "k") || !strcasecmp(end, "kb"))
+		return n << 10;
+	if (!strcasecmp(end, "m") || !strcasecmp(end, "mb"))
+		return n << 20;
+	if (!strcasecmp(end, "g") || !strcasecmp(end, "gb"))
+		return n << 30;
+	return -1;
+}
+
+static void test_sizes(void)
+{
+	static const char *const vals[] = {
+		"0", "1", "512", "1023", "1024", "1025", "4096", "1k", "1K",
+		"2kb", "1m", "1M", "1mb", "64m", "1023m", "1024m", "1025m",
+		"1g", "1G", "2g", "1t", "m", "", "-1", "+5", "1 m", "1mm",
+		"1kbb", "0x10", "1048576", "1073741824", "1073741825",
+		"99999999999999999999999", "64", "7g",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		struct settings s;
+		int64_t want_i = model_size(vals[i], 1);
+		int64_t want_m = model_size(vals[i], 1 << 20);
+		bool ok_i = want_i >= 1024 && want_i <= (1ll << 30);
+		bool ok_m = want_m >= 0;
+		int ret;
+
+		settings_init(&s);
+		ret = settings_set(&s, "max_item_size", vals[i], err,
+				   sizeof(err));
+		CHECK_MSG((ret == 0) == ok_i, "max_item_size %s: %d (%s)",
+			  vals[i], ret, err);
+		if (ok_i && !ret)
+			CHECK_MSG((int64_t)s.proto.item_size_max == want_i,
+				  "max_item_size %s = %zu", vals[i],
+				  s.proto.item_size_max);
+		settings_init(&s);
+		ret = settings_set(&s, "memory_limit", vals[i], err,
+				   sizeof(err));
+		CHECK_MSG((ret == 0) == ok_m, "memory_limit %s: %d (%s)",
+			  vals[i], ret, err);
+		if (ok_m && !ret)
+			CHECK_MSG((int64_t)s.maxbytes == want_m,
+				  "memory_limit %s = %zu", vals[i], s.maxbytes);
+	}
+}
+
+struct case_ {
+	const char *name;
+	const char *value;
+	bool ok;
+};
+
+static void test_directives(void)
+{
+	static const struct case_ cases[] = {
+		{ "port", "0", true }, { "port", "65535", true },
+		{ "port", "65536", false }, { "port", "-1", false },
+		{ "port", "80x", false }, { "port", "", false },
+		{ "listen", "0.0.0.0", true },
+		{ "listen", "127.0.0.1,::1", true },
+		{ "listen", "127.0.0.1 ::1", true },
+		{ "listen", "[::1]:11311,localhost:5", true },
+		{ "listen", "host:0", false }, { "listen", "host:", false },
+		{ "listen", "[::1", false }, { "listen", "[]:5", false },
+		{ "listen", ",,", false }, { "listen", "a:99999", false },
+		{ "unixsocket", "/tmp/x.sock", true },
+		{ "unixsocket", "/tmp/0123456789012345678901234567890123456789"
+		  "01234567890123456789012345678901234567890123456789"
+		  "0123456789012345678", false },
+		{ "unixsocket_perm", "0777", true },
+		{ "unixsocket_perm", "755", true },
+		{ "unixsocket_perm", "8", false },
+		{ "unixsocket_perm", "1777", false },
+		{ "threads", "1", true }, { "threads", "512", true },
+		{ "threads", "0", false }, { "threads", "513", false },
+		{ "max_connections", "1", true },
+		{ "max_connections", "0", false },
+		{ "idle_timeout", "0", true }, { "idle_timeout", "600", true },
+		{ "idle_timeout", "-5", false },
+		{ "reqs_per_event", "1", true },
+		{ "reqs_per_event", "0", false },
+		{ "shards", "auto", true }, { "shards", "1", true },
+		{ "shards", "4096", true }, { "shards", "8192", false },
+		{ "shards", "48", false },
+		{ "hash_power", "8", true }, { "hash_power", "30", true },
+		{ "hash_power", "7", false }, { "hash_power", "31", false },
+		{ "range_max", "1", true }, { "range_max", "0", false },
+		{ "cas", "yes", true }, { "cas", "OFF", true },
+		{ "cas", "maybe", false }, { "evict", "no", true },
+		{ "flush_enabled", "false", true },
+		{ "shutdown_enabled", "1", true },
+		{ "daemonize", "on", true }, { "verbosity", "3", true },
+		{ "verbosity", "4", false }, { "user", "nobody", true },
+		{ "logfile", "/tmp/a.log", true },
+		{ "pidfile", "/run/a\x01.pid", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct settings s, before;
+		char text[512];
+		int ret;
+
+		settings_init(&s);
+		before = s;
+		snprintf(text, sizeof(text), "# c\n%s %s\n", cases[i].name,
+			 cases[i].value);
+		ret = parse(&s, text);
+		CHECK_MSG((ret == 0) == cases[i].ok, "%s \"%s\": %d %s",
+			  cases[i].name, cases[i].value, ret, err);
+		if (ret) {
+			/* an empty value is "missing", else it is quoted */
+			CHECK_MSG(strstr(err, "t.conf:2:") &&
+				  strstr(err, cases[i].name), "%s", err);
+			CHECK(settings_equal(&s, &before));
+		}
+	}
+}
+
+static int run_args(struct settings *s, enum settings_action *act, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *a;
+
+	argv[argc++] = "anchorkv";
+	va_start(ap, act);
+	while ((a = va_arg(ap, char *)) && argc < 31)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	err[0] = '\0';
+	return settings_parse_args(s, argc, argv, act, err, sizeof(err));
+}
+
+static void test_cmdline(void)
+{
+	enum settings_action act;
+	struct settings s;
+	char *argv_f[] = { "anchorkv", "-t", "2", "-f", "x.conf", "-p", "1",
+			   NULL };
+
+	CHECK(settings_config_path(7, argv_f) &&
+	      !strcmp(settings_config_path(7, argv_f), "x.conf"));
+
+	/* the command line wins over the file */
+	settings_init(&s);
+	CHECK(parse(&s, "threads 8\nport 2000\ncas no\n") == 0);
+	CHECK(run_args(&s, &act, "-t", "2", "--port=3000", "-vv", "-M",
+		       "-A", "-f", "ignored.conf", "--shards", "16",
+		       NULL) == 0);
+	CHECK(act == SETTINGS_RUN);
+	CHECK(s.threads == 2 && s.port == 3000 && !s.proto.cas_enabled);
+	CHECK(s.proto.verbose == 2 && !s.evict && s.proto.shutdown_enabled);
+	CHECK(s.shards == 16);
+
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "-C", "-F", "-d", "-I", "2m", "-m", "100",
+		       "-c", "77", "-R", "5", "-l", "::1,127.0.0.1",
+		       "-o", "idle_timeout=30,hashpower=20,modern", NULL) == 0);
+	CHECK(!s.proto.cas_enabled && !s.proto.flush_enabled && s.daemonize);
+	CHECK(s.proto.item_size_max == 2u << 20 && s.maxbytes == 100u << 20);
+	CHECK(s.maxconns == 77 && s.reqs_per_event == 5);
+	CHECK(!strcmp(s.listen, "::1,127.0.0.1"));
+	CHECK(s.idle_timeout == 30 && s.hash_power == 20);
+
+	/* errors name the setting and the flag */
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "-t", "abc", NULL) == -EINVAL);
+	CHECK_MSG(!strncmp(err, "invalid value for threads (-t): \"abc\"",
+			   36), "%s", err);
+	CHECK(run_args(&s, &act, "--range-max", "0", NULL) == -EINVAL);
+	CHECK_MSG(strstr(err, "range_max (--range-max)") != NULL, "%s", err);
+	CHECK(run_args(&s, &act, "-Q", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "stray", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-U", "11211", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-U", "0", "-B", "ascii", NULL) == 0);
+	CHECK(run_args(&s, &act, "-o", "nosuch", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-p", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-V", NULL) == 0 &&
+	      act == SETTINGS_VERSION);
+	CHECK(run_args(&s, &act, "--help", NULL) == 0 &&
+	      act == SETTINGS_HELP);
+}
+
+static void test_finish(void)
+{
+	static const unsigned int threads[] = { 1, 3, 4, 5, 100, 512 };
+	struct settings s;
+	size_t i;
+
+	for (i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+		unsigned int want = 1, shift = 0;
+
+		settings_init(&s);
+		s.threads = threads[i];
+		CHECK(settings_finish(&s, err, sizeof(err)) == 0);
+		while (want < 16 * threads[i] && want < 4096)
+			want *= 2;
+		CHECK_MSG(s.shards == want, "threads %u: shards %u",
+			  threads[i], s.shards);
+		while ((1u << shift) < s.shards)
+			shift++;
+		/* buckets over all shards: at least 2^hash_power */
+		CHECK(s.hash_bits + shift >= s.hash_power);
+		CHECK(s.hash_bits >= 4);
+	}
+	settings_init(&s);
+	s.shards = 8;
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0 && s.shards == 8);
+	CHECK(s.hash_bits == 13);
+
+	/* memcached refuses -I above half of -m */
+	settings_init(&s);
+	s.maxbytes = 1u << 20;
+	CHECK(settings_finish(&s, err, sizeof(err)) == -EINVAL);
+	CHECK_MSG(strstr(err, "max_item_size") != NULL, "%s", err);
+	s.maxbytes = 0;		/* no limit */
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0);
+	settings_init(&s);
+	s.port = 0;
+	CHECK(settings_finish(&s, err, sizeof(err)) == -EINVAL);
+}
+
+/* Random and mutated texts: a result and a message, never a crash. */
+static void test_random(void)
+{
+	static const char *const words[] = {
+		"port", "listen", "threads", "max_item_size", "pidfile", "\"",
+		"#", " ", "\t", "\r", "\n", "1", "64m", "yes", "auto", "[::1]",
+		":", ",", "\0", "\xff", "shards", "memory_limit", "unixsocket",
+	};
+	uint64_t x = 88172645463325252ull;
+	unsigned int round;
+	bool all_ok = true;
+
+	for (round = 0; round < 20000; round++) {
+		char buf[256];
+		size_t len = 0;
+		struct settings s;
+		int ret;
+
+		while (len < sizeof(buf) - 16) {
+			const char *w;
+			size_t wl;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (x % 7 == 0)
+				break;
+			if (x % 3 == 0) {
+				buf[len++] = (char)(x >> 24);
+				continue;
+			}
+			w = words[(x >> 8) % (sizeof(words) / sizeof(words[0]))];
+			wl = *w ? strlen(w) : 1;
+			memcpy(buf + len, w, wl);
+			len += wl;
+		}
+		settings_init(&s);
+		err[0] = '\0';
+		ret = conf_parse("r", buf, len, &s, err, sizeof(err));
+		if (!(ret == 0 || (ret == -EINVAL && err[0] == 'r')))
+			all_ok = false;
+	}
+	CHECK(all_ok);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_shipped_conf();
+	test_format();
+	test_sizes();
+	test_directives();
+	test_cmdline();
+	test_finish();
+	test_random();
+	return check_report();
+}
