@@ -22,6 +22,8 @@
 struct item;
 
 #define REPLY_HIGH_WATER	(256u * 1024)	/* stop reading above this */
+#define REPLY_CHUNK_BYTES	(16u * 1024)	/* one chunk block, header included */
+#define REPLY_RESERVE_MAX	4096u		/* largest reply_reserve() */
 
 struct reply {
 	struct list_head chunks;	/* struct reply_chunk, oldest first */
@@ -31,6 +33,15 @@ struct reply {
 	unsigned int seg_cap;		/* ring size */
 	size_t head_off;		/* bytes of segs[seg_head] already sent */
 	size_t pending;			/* bytes queued and unsent */
+};
+
+/* A position in the queue, to take back what was queued after it. */
+struct reply_mark {
+	unsigned int seg_count;
+	size_t last_len;		/* length of the then last segment */
+	size_t pending;
+	struct reply_chunk *tail;	/* the then last chunk, or NULL */
+	size_t tail_used;
 };
 
 /**
@@ -76,6 +87,42 @@ int reply_addf(struct reply *r, const char *fmt, ...)
  * Return: 0, or -ENOMEM (the reference is dropped).
  */
 int reply_add_ref(struct reply *r, struct item *it, const void *p, size_t len);
+
+/**
+ * reply_reserve() - room to format up to @len bytes in place
+ * @r:   the queue
+ * @len: at most REPLY_RESERVE_MAX
+ *
+ * The bytes written at the returned pointer are queued by reply_commit(),
+ * which cannot fail after a successful reserve. Nothing else may be queued
+ * in between.
+ *
+ * Return: where to write, or NULL (-ENOMEM; nothing changed).
+ */
+char *reply_reserve(struct reply *r, size_t len);
+
+/**
+ * reply_commit() - queue bytes written after reply_reserve()
+ * @r:   the queue
+ * @len: bytes written, <= what was reserved
+ */
+void reply_commit(struct reply *r, size_t len);
+
+/**
+ * reply_mark() - remember the end of the queue
+ * @r: the queue
+ * @m: filled in
+ */
+void reply_mark(const struct reply *r, struct reply_mark *m);
+
+/**
+ * reply_rewind() - drop everything queued after a mark
+ * @r: the queue
+ * @m: from reply_mark() on @r, with no reply_consume() since
+ *
+ * Releases the item references queued after the mark.
+ */
+void reply_rewind(struct reply *r, const struct reply_mark *m);
 
 /**
  * reply_pending() - bytes queued and not yet written
