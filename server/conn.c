@@ -163,7 +163,8 @@ static int conn_fill(struct conn *c)
 		n = read(c->fd, c->rbuf + c->rlen, room);
 		if (n > 0) {
 			c->rlen += (size_t)n;
-			c->w->io.bytes_read += (uint64_t)n;
+			WRITE_ONCE(c->w->io.bytes_read,
+				   c->w->io.bytes_read + (uint64_t)n);
 			c->last_active = conn_now(c);
 			log_io("<%d read %zd bytes", c->fd, n);
 			/* a short read drained the socket: no second syscall */
@@ -205,7 +206,8 @@ static int conn_flush(struct conn *c)
 		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
 		if (n > 0) {
 			reply_consume(out, (size_t)n);
-			w->io.bytes_written += (uint64_t)n;
+			WRITE_ONCE(w->io.bytes_written,
+				   w->io.bytes_written + (uint64_t)n);
 			c->last_active = conn_now(c);
 			log_io(">%d wrote %zd bytes", c->fd, n);
 			continue;
@@ -423,7 +425,8 @@ static void conn_run(struct conn *c)
 		/* input is left */
 		if (!budget) {
 			yield = true;
-			c->w->io.conn_yields++;
+			WRITE_ONCE(c->w->io.conn_yields,
+				   c->w->io.conn_yields + 1);
 			break;
 		}
 		if (reply_pending(&c->pc.out) > REPLY_HIGH_WATER)

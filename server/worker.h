@@ -16,8 +16,9 @@
  *
  * Synchronization: w->lock guards queue, conns (the list; "stats conns"
  * walks it from other workers) and stop. Everything else is the worker
- * thread's own, except io and ctx.stats, which other threads read with
- * relaxed loads, and base_proto/base_io, which srv->stats_lock guards.
+ * thread's own, except io (stored with WRITE_ONCE) and ctx.stats (the
+ * engine's plain increments), which other threads read with relaxed loads,
+ * and base_proto/base_io, which srv->stats_lock guards.
  */
 #ifndef ANCHORKV_WORKER_H
 #define ANCHORKV_WORKER_H
