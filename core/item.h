@@ -8,7 +8,9 @@
  *
  * The anchors are embedded: hnode (hash chain, string keys), rbnode (key
  * order, string keys) and lru (the shard's eviction order). Integer keys are
- * indexed by the shard's radix tree, by value, and do not use hnode/rbnode.
+ * indexed by the shard's radix tree, by value, and do not use hnode/rbnode:
+ * their ikey shares that space (a union), so an integer item's hnode and
+ * rbnode must never be touched.
  *
  * Lifetime: an item is born with one reference, its creator's. Linking it
  * into the store hands that reference to the store; every lookup that
@@ -39,25 +41,34 @@ enum item_iflags {
 	ITEM_LINKED	= 1u << 0,	/* in its shard's indexes */
 	ITEM_INTKEY	= 1u << 1,	/* key is a canonical u64, indexed by radix */
 	ITEM_ACCESSED	= 1u << 2,	/* CLOCK reference bit, set on hits */
+	ITEM_FETCHED	= 1u << 3,	/* read at least once (stats) */
 };
 
 struct item {
-	struct hlist_node hnode;	/* string keys: hash chain */
-	struct rb_node rbnode;		/* string keys: key order */
 	struct list_head lru;		/* shard eviction (CLOCK) order */
+	union {
+		struct {
+			struct hlist_node hnode; /* string keys: hash chain */
+			struct rb_node rbnode;	/* string keys: key order */
+		};
+		uint64_t ikey;		/* ITEM_INTKEY: the key's value */
+	};
 	uint64_t cas;			/* unique per modification */
-	uint64_t ikey;			/* ITEM_INTKEY: the key's value */
 	rel_time_t exptime;		/* 0: never */
 	rel_time_t time;		/* last stored (for flush_all) */
 	uint32_t flags;			/* client flags */
 	uint32_t nbytes;		/* value length without "\r\n" */
 	uint32_t refcount;		/* atomic */
 	uint32_t alloc_size;		/* allocator bytes of this block */
+	uint32_t hash;			/* string keys: item_key_hash() */
 	uint8_t nkey;			/* key length, 1..250 */
 	uint8_t iflags;			/* enum item_iflags; ACCESSED is relaxed */
 	uint16_t shard;			/* owning shard */
 	char data[];			/* key, value, "\r\n" */
 };
+
+_Static_assert(offsetof(struct item, data) == 96,
+	       "the item header is 96 bytes; say why if it grows");
 
 /**
  * item_key() - the key bytes (not NUL terminated)
@@ -90,8 +101,10 @@ static inline const char *item_value_const(const struct item *it)
  * @exptime: expiry in store time (0 = never)
  * @nbytes:  value length; the caller fills nbytes + 2 bytes at item_value()
  *
- * Copies the key, sets ITEM_INTKEY and ikey if the key is a canonical u64.
- * The cas, time and shard fields are set when the store links the item.
+ * Copies the key, sets ITEM_INTKEY and ikey if the key is a canonical u64,
+ * else computes the key's hash (item_key_hash()), so that the store does not
+ * hash under its lock. The cas, time and shard fields are set when the store
+ * links the item.
  *
  * Context: any lock state; allocates, so store users call it before taking a
  * shard lock.
@@ -144,6 +157,19 @@ void item_put(struct item *it);
  * Return: true for integer keys.
  */
 bool key_is_integer(const char *key, size_t nkey, uint64_t *value);
+
+/**
+ * item_key_hash() - the 32-bit hash the store indexes a string key by
+ * @key:  the bytes
+ * @nkey: their number
+ *
+ * Part of hash_key()'s keyed SipHash; the store picks the shard from its top
+ * bits and the hash bucket from its low bits.
+ *
+ * Context: any, after hash_init().
+ * Return: the hash.
+ */
+uint32_t item_key_hash(const char *key, size_t nkey);
 
 /**
  * key_compare() - compare two keys in keyspace order

@@ -13,8 +13,8 @@
  *
  * Keys: an integer key (canonical unsigned 64-bit decimal, see
  * key_is_integer()) lives in the radix tree of shard (value >> 6) %
- * nshards; any other key lives in the hash table and rbtree of shard
- * hash % nshards. Keyspace order (what ranges walk) is integer keys by
+ * nshards; any other key lives in the hash table and rbtree of the shard
+ * given by the top bits of item_key_hash() (its low bits pick the bucket). Keyspace order (what ranges walk) is integer keys by
  * value, then other keys bytewise (key_compare()).
  *
  * Time: the store never reads a clock. store_set_time() tells it the unix
@@ -37,9 +37,10 @@ struct store;
 
 struct store_config {
 	size_t mem_limit;		/* bytes for items + indexes; 0: no limit */
-	size_t item_size_max;		/* largest item block (-I) */
+	size_t item_size_max;		/* largest item block (-I); 0: 1 MB */
 	unsigned int nshards;		/* power of two, 1..4096 */
-	unsigned int hash_bits;		/* initial log2 buckets per shard */
+	unsigned int hash_bits;		/* initial log2 buckets per shard, 1..30;
+					 * 0: 4 */
 	bool no_evict;			/* -M: refuse instead of evicting */
 };
 
@@ -104,6 +105,10 @@ struct store_stats {
  * store_create() - make an empty store
  * @cfg: sizes and policies (copied)
  *
+ * The empty indexes (nshards * 2^hash_bits buckets) count against
+ * mem_limit and must fit in it. String keys are hashed with hash_key(), so
+ * hash_init() (or hash_set_seed()) should have run.
+ *
  * Context: start-up; allocates.
  * Return: the store, or NULL on a bad @cfg or allocation failure.
  */
@@ -121,6 +126,9 @@ void store_destroy(struct store *s);
  * store_set_time() - set the store's clock
  * @s:        the store
  * @unix_now: current unix time in seconds
+ *
+ * The first call fixes the store's epoch (unix_now - 2). The store clock
+ * never goes back: a call with an earlier time than the clock is ignored.
  *
  * Context: any; lock free.
  */
@@ -273,9 +281,14 @@ int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
  *        it becomes invalid (flush_all with a delay)
  *
  * Invalidated items are unlinked lazily (on access, and by
- * store_expire_step()), never in bulk under a lock.
+ * store_expire_step()), never in bulk under a lock. Items stored in the
+ * same second as an immediate flush but after it survive it (a per-shard
+ * cas snapshot tells them apart); an item stored at or after @when
+ * survives a delayed flush. A later flush replaces a pending delayed one,
+ * as in memcached, but never revives what a flush already invalidated.
  *
- * Context: lock free.
+ * Context: takes no shard lock (a store-wide mutex serialises concurrent
+ * flushes); lookups read the flush state lock free.
  */
 void store_flush_all(struct store *s, rel_time_t when);
 
@@ -302,8 +315,11 @@ unsigned int store_expire_step(struct store *s, unsigned int budget);
  * @max:     room in @out
  * @out:     receives the items, each with a reference for the caller
  *
- * Each shard is read under its lock and the shards are merged (k-way).
- * Expired and flushed items are skipped. An empty or inverted range gives 0.
+ * Each shard is read under its lock, in slices of a few hundred entries
+ * (resuming after the last key seen), and merged into @out; once @out is
+ * full, the shards left are only searched before its last item. Expired
+ * and flushed items are skipped (and reclaimed). An empty or inverted
+ * range gives 0.
  *
  * Context: takes and releases shard locks; allocates scratch.
  * Return: number of items in @out, or -ENOMEM.
@@ -369,5 +385,34 @@ void store_stats(struct store *s, struct store_stats *st);
  * Context: takes and releases each shard lock in turn.
  */
 void store_stats_reset(struct store *s);
+
+/**
+ * store_memory_used() - bytes charged against the memory limit now
+ * @s: the store
+ *
+ * Linked items' allocator bytes plus index bytes, over all shards.
+ *
+ * Context: any; lock free.
+ * Return: the bytes.
+ */
+size_t store_memory_used(const struct store *s);
+
+/**
+ * store_check_invariants() - verify every shard's structure (tests)
+ * @s:   the store
+ * @why: receives a description of the first problem found
+ * @len: room in @why
+ *
+ * Per shard: every item on the CLOCK list is linked, in exactly the index
+ * of its key class (radix by value, or hash bucket and rbtree) of the right
+ * shard; the rbtree is in order and the radix tree and hash hold exactly
+ * those items; the counters, bytes and index bytes match. Then the memory
+ * counter equals the shards' total and is within the limit; that last part
+ * holds only while no other thread uses the store.
+ *
+ * Context: takes and releases each shard lock in turn; O(items + buckets).
+ * Return: 0, or -EUCLEAN with @why filled.
+ */
+int store_check_invariants(struct store *s, char *why, size_t len);
 
 #endif /* ANCHORKV_STORE_H */

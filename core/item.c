@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * item.c - the item block, its references, and the key classes.
+ *
+ * One allocation per item: the header, the key, the value and "\r\n". The
+ * block is sized by offsetof(struct item, data), not sizeof(), so no tail
+ * padding is paid for.
+ */
+#include "item.h"
+
+#include <string.h>
+
+#include "alloc.h"
+#include "hash.h"
+
+static size_t item_block_size(size_t nkey, uint32_t nbytes)
+{
+	return offsetof(struct item, data) + nkey + (size_t)nbytes + 2;
+}
+
+size_t item_total_size(size_t nkey, uint32_t nbytes)
+{
+	return ak_good_size(item_block_size(nkey, nbytes));
+}
+
+uint32_t item_key_hash(const char *key, size_t nkey)
+{
+	return (uint32_t)(hash_key(key, nkey) >> 32);
+}
+
+struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
+			rel_time_t exptime, uint32_t nbytes)
+{
+	struct item *it;
+	uint64_t ikey;
+
+	it = ak_malloc(item_block_size(nkey, nbytes));
+	if (!it)
+		return NULL;
+	INIT_LIST_HEAD(&it->lru);
+	if (key_is_integer(key, nkey, &ikey)) {
+		it->ikey = ikey;
+		it->hash = 0;
+		it->iflags = ITEM_INTKEY;
+	} else {
+		INIT_HLIST_NODE(&it->hnode);
+		RB_CLEAR_NODE(&it->rbnode);
+		it->hash = item_key_hash(key, nkey);
+		it->iflags = 0;
+	}
+	it->cas = 0;
+	it->exptime = exptime;
+	it->time = 0;
+	it->flags = flags;
+	it->nbytes = nbytes;
+	it->refcount = 1;
+	it->alloc_size = (uint32_t)ak_usable_size(it);
+	it->nkey = (uint8_t)nkey;
+	it->shard = 0;
+	memcpy(it->data, key, nkey);
+	return it;
+}
+
+void item_put(struct item *it)
+{
+	if (__atomic_fetch_sub(&it->refcount, 1, __ATOMIC_ACQ_REL) == 1)
+		ak_free(it);
+}
+
+bool key_is_integer(const char *key, size_t nkey, uint64_t *value)
+{
+	static const char u64_max[] = "18446744073709551615";
+	uint64_t v = 0;
+	size_t i;
+
+	if (nkey == 0 || nkey > sizeof(u64_max) - 1)
+		return false;
+	if (key[0] == '0' && nkey > 1)
+		return false;
+	for (i = 0; i < nkey; i++) {
+		if (key[i] < '0' || key[i] > '9')
+			return false;
+	}
+	/* 20 digits fit only up to UINT64_MAX: compare as text */
+	if (nkey == sizeof(u64_max) - 1 && memcmp(key, u64_max, nkey) > 0)
+		return false;
+	for (i = 0; i < nkey; i++)
+		v = v * 10 + (uint64_t)(key[i] - '0');
+	if (value)
+		*value = v;
+	return true;
+}
+
+int key_compare(const char *a, size_t na, const char *b, size_t nb)
+{
+	uint64_t va, vb;
+	bool ia = key_is_integer(a, na, &va);
+	bool ib = key_is_integer(b, nb, &vb);
+	int c;
+
+	if (ia != ib)
+		return ia ? -1 : 1;
+	if (ia)
+		return va < vb ? -1 : va > vb;
+	c = na && nb ? memcmp(a, b, na < nb ? na : nb) : 0;
+	if (c)
+		return c;
+	return na < nb ? -1 : na > nb;
+}

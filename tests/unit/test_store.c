@@ -1,0 +1,1831 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_store.c - the item store against its contract.
+ *
+ * Examples for every operation and result code; key classes and keyspace
+ * order; expiry and flush_all on an injected clock; ranges; a randomized
+ * run of mixed operations checked against a naive model (an array over a
+ * fixed pool of keys, with its own key order); the memory limit with and
+ * without eviction; allocation failure injection; several threads at once.
+ * store_check_invariants() runs after each part. SEED=<n> in the
+ * environment changes the random seed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "hash.h"
+#include "item.h"
+#include "radix_tree.h"
+#include "store.h"
+
+#define T0		1700000000LL	/* the test's first unix time */
+#define MONTH		(60 * 60 * 24 * 30)
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
+
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+static unsigned int rnd_below(unsigned int n)
+{
+	return (unsigned int)(rnd() % n);
+}
+
+static struct store *new_store(unsigned int nshards, size_t limit,
+			       bool no_evict, unsigned int hash_bits)
+{
+	struct store_config cfg = {
+		.mem_limit = limit,
+		.item_size_max = 1024 * 1024,
+		.nshards = nshards,
+		.hash_bits = hash_bits,
+		.no_evict = no_evict,
+	};
+	struct store *s = store_create(&cfg);
+
+	if (s)
+		store_set_time(s, T0);
+	return s;
+}
+
+static void check_store(struct store *s, const char *when)
+{
+	char why[256] = "";
+	int err = store_check_invariants(s, why, sizeof(why));
+
+	CHECK_MSG(err == 0, "%s: %s", when, why);
+}
+
+/* Store @val under @key (nkey bytes) with @op. */
+static int put_n(struct store *s, const char *key, size_t nkey,
+		 const void *val, size_t n, uint32_t flags, rel_time_t exp,
+		 enum store_op op, uint64_t cas, uint64_t *cas_out)
+{
+	struct item *it;
+	int err = store_item_alloc(s, key, nkey, flags, exp, (uint32_t)n, &it);
+
+	if (err == -E2BIG)
+		return STORE_TOO_LARGE;
+	if (err)
+		return STORE_NO_MEMORY;
+	memcpy(item_value(it), val, n);
+	memcpy(item_value(it) + n, "\r\n", 2);
+	return store_item_store(s, it, op, cas, cas_out);
+}
+
+static int put(struct store *s, const char *key, const char *val,
+	       uint32_t flags, rel_time_t exp, enum store_op op, uint64_t cas,
+	       uint64_t *cas_out)
+{
+	return put_n(s, key, strlen(key), val, strlen(val), flags, exp, op,
+		     cas, cas_out);
+}
+
+static int set(struct store *s, const char *key, const char *val)
+{
+	return put(s, key, val, 0, 0, STORE_OP_SET, 0, NULL);
+}
+
+/* Whether @key holds exactly @val (NULL: absent). */
+static bool holds(struct store *s, const char *key, const char *val)
+{
+	struct item *it = store_get(s, key, strlen(key), NULL);
+	bool ok;
+
+	if (!it)
+		return val == NULL;
+	ok = val && it->nbytes == strlen(val) &&
+	     !memcmp(item_value(it), val, it->nbytes) &&
+	     !memcmp(item_value(it) + it->nbytes, "\r\n", 2) &&
+	     it->nkey == strlen(key) && !memcmp(item_key(it), key, it->nkey);
+	item_put(it);
+	return ok;
+}
+
+static struct store_bound bnd(enum bound_kind kind, const char *key)
+{
+	struct store_bound b = { kind, key, key ? strlen(key) : 0 };
+
+	return b;
+}
+
+/* ---- key classes and order ---- */
+
+static void test_keys(void)
+{
+	static const struct {
+		const char *key;
+		bool is_int;
+		uint64_t v;
+	} cases[] = {
+		{ "0", true, 0 },
+		{ "7", true, 7 },
+		{ "00", false, 0 },
+		{ "01", false, 0 },
+		{ "-1", false, 0 },
+		{ "+1", false, 0 },
+		{ " 1", false, 0 },
+		{ "1 ", false, 0 },
+		{ "12a", false, 0 },
+		{ "", false, 0 },
+		{ "18446744073709551615", true, UINT64_MAX },
+		{ "18446744073709551614", true, UINT64_MAX - 1 },
+		{ "18446744073709551616", false, 0 },
+		{ "99999999999999999999", false, 0 },	/* 20 digits, too big */
+		{ "10000000000000000000", true, 10000000000000000000ULL },
+		{ "100000000000000000000", false, 0 },	/* 21 digits */
+		{ "9223372036854775808", true, 9223372036854775808ULL },
+	};
+	/* keyspace order, strictly increasing */
+	static const char *const order[] = {
+		"0", "1", "2", "9", "10", "63", "64", "100", "4294967296",
+		"18446744073709551614", "18446744073709551615",
+		"", "+1", "-1", "00", "01", "012", "1 ", "100000000000000000000",
+		"12a", "18446744073709551616", "99999999999999999999", "a",
+		"ab", "abc", "b",
+	};
+	unsigned int i, j;
+	uint64_t v;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		bool r;
+
+		v = 12345;
+		r = key_is_integer(cases[i].key, strlen(cases[i].key), &v);
+		CHECK_MSG(r == cases[i].is_int, "key_is_integer(\"%s\")",
+			  cases[i].key);
+		if (r && cases[i].is_int)
+			CHECK_MSG(v == cases[i].v, "value of \"%s\"",
+				  cases[i].key);
+	}
+	CHECK(key_is_integer("12", 1, NULL));	/* only "1" */
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		for (j = 0; j < ARRAY_SIZE(order); j++) {
+			int c = key_compare(order[i], strlen(order[i]),
+					    order[j], strlen(order[j]));
+			int want = i < j ? -1 : i > j;
+
+			CHECK_MSG((c > 0) - (c < 0) == want,
+				  "key_compare(\"%s\", \"%s\") = %d",
+				  order[i], order[j], c);
+		}
+	}
+	{
+		struct store_bound a = bnd(BOUND_MIN, NULL);
+		struct store_bound b = bnd(BOUND_INCL, "5");
+		struct store_bound c = bnd(BOUND_EXCL, "a");
+		struct store_bound d = bnd(BOUND_MAX, NULL);
+		struct store_bound e = bnd(BOUND_INCL, "a");
+
+		CHECK(store_bound_cmp(&a, &b) < 0);
+		CHECK(store_bound_cmp(&b, &c) < 0);
+		CHECK(store_bound_cmp(&c, &d) < 0);
+		CHECK(store_bound_cmp(&d, &a) > 0);
+		CHECK(store_bound_cmp(&c, &b) > 0);
+		CHECK(store_bound_cmp(&a, &a) == 0);
+		CHECK(store_bound_cmp(&d, &d) == 0);
+		CHECK(store_bound_cmp(&c, &e) == 0);
+	}
+}
+
+/* ---- examples of each operation ---- */
+
+static void test_examples(unsigned int nshards)
+{
+	struct store *s = new_store(nshards, 0, false, 2);
+	uint64_t cas1, cas2, cas3, v;
+	enum store_miss why;
+	struct item *it;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK(store_now(s) == 2);
+	CHECK(store_unix_time(s) == T0);
+
+	/* set, get, overwrite; string and integer keys */
+	CHECK(put(s, "a", "one", 5, 0, STORE_OP_SET, 0, &cas1) == STORE_STORED);
+	CHECK(put(s, "42", "int", 6, 0, STORE_OP_SET, 0, &cas2) == STORE_STORED);
+	CHECK(cas1 != cas2 && cas1 && cas2);
+	it = store_get(s, "a", 1, &why);
+	CHECK(it && why == STORE_HIT && it->flags == 5 && it->cas == cas1);
+	CHECK(it && !(it->iflags & ITEM_INTKEY));
+	if (it)
+		item_put(it);
+	it = store_get(s, "42", 2, NULL);
+	CHECK(it && it->flags == 6 && (it->iflags & ITEM_INTKEY) &&
+	      it->ikey == 42);
+	if (it)
+		item_put(it);
+	CHECK(!store_get(s, "b", 1, &why) && why == STORE_MISS_ABSENT);
+	CHECK(!store_get(s, "x", 0, &why) && why == STORE_MISS_ABSENT);
+	{
+		char longkey[KEY_MAX_LENGTH + 1];
+
+		memset(longkey, 'k', sizeof(longkey));
+		CHECK(!store_get(s, longkey, sizeof(longkey), &why) &&
+		      why == STORE_MISS_ABSENT);
+		CHECK(store_delete(s, longkey, sizeof(longkey)) == -ENOENT);
+		CHECK(store_touch(s, longkey, sizeof(longkey), 0) == -ENOENT);
+		CHECK(store_incr_decr(s, longkey, 0, true, 1, &v, NULL) ==
+		      -ENOENT);
+		CHECK(put_n(s, longkey, KEY_MAX_LENGTH, "v", 1, 0, 0,
+			    STORE_OP_SET, 0, NULL) == STORE_STORED);
+		it = store_get(s, longkey, KEY_MAX_LENGTH, NULL);
+		CHECK(it && it->nkey == KEY_MAX_LENGTH);
+		if (it)
+			item_put(it);
+	}
+	/* a bogus op stores nothing */
+	CHECK(put(s, "bogus", "v", 0, 0, (enum store_op)99, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(holds(s, "bogus", NULL));
+	CHECK(set(s, "a", "two") == STORE_STORED);
+	CHECK(holds(s, "a", "two"));
+
+	/* a reference outlives an overwrite and a delete */
+	it = store_get(s, "a", 1, NULL);
+	CHECK(set(s, "a", "three") == STORE_STORED);
+	CHECK(store_delete(s, "a", 1) == 0);
+	CHECK(it && it->nbytes == 3 && !memcmp(item_value(it), "two\r\n", 5));
+	CHECK(it && !(it->iflags & ITEM_LINKED));
+	if (it)
+		item_put(it);
+	CHECK(store_delete(s, "a", 1) == -ENOENT);
+	CHECK(holds(s, "a", NULL));
+
+	/* add */
+	CHECK(put(s, "a", "x", 0, 0, STORE_OP_ADD, 0, NULL) == STORE_STORED);
+	CHECK(put(s, "a", "y", 0, 0, STORE_OP_ADD, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(holds(s, "a", "x"));
+	CHECK(put(s, "42", "y", 0, 0, STORE_OP_ADD, 0, NULL) ==
+	      STORE_NOT_STORED);
+
+	/* replace */
+	CHECK(put(s, "nope", "y", 0, 0, STORE_OP_REPLACE, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(holds(s, "nope", NULL));
+	CHECK(put(s, "a", "r", 0, 0, STORE_OP_REPLACE, 0, NULL) ==
+	      STORE_STORED);
+	CHECK(holds(s, "a", "r"));
+
+	/* append / prepend keep flags and exptime of the old item */
+	CHECK(put(s, "ap", "mid", 77, store_exptime(s, 100), STORE_OP_SET, 0,
+		  &cas1) == STORE_STORED);
+	CHECK(put(s, "ap", "_end", 1, 0, STORE_OP_APPEND, 0, &cas2) ==
+	      STORE_STORED);
+	CHECK(put(s, "ap", "start_", 2, 0, STORE_OP_PREPEND, 0, &cas3) ==
+	      STORE_STORED);
+	CHECK(cas1 != cas2 && cas2 != cas3 && cas1 != cas3);
+	CHECK(holds(s, "ap", "start_mid_end"));
+	it = store_get(s, "ap", 2, NULL);
+	CHECK(it && it->flags == 77 && it->exptime == store_now(s) + 100 &&
+	      it->cas == cas3);
+	if (it)
+		item_put(it);
+	CHECK(put(s, "none", "x", 0, 0, STORE_OP_APPEND, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(put(s, "none", "x", 0, 0, STORE_OP_PREPEND, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(put(s, "7", "x", 0, 0, STORE_OP_APPEND, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(set(s, "7", "12") == STORE_STORED);
+	CHECK(put(s, "7", "3", 0, 0, STORE_OP_APPEND, 0, NULL) ==
+	      STORE_STORED);
+	CHECK(holds(s, "7", "123"));
+	CHECK(put(s, "7", "", 0, 0, STORE_OP_PREPEND, 0, NULL) ==
+	      STORE_STORED);
+	CHECK(holds(s, "7", "123"));
+
+	/* cas */
+	CHECK(put(s, "c", "v", 0, 0, STORE_OP_CAS, 1, NULL) ==
+	      STORE_NOT_FOUND);
+	CHECK(put(s, "c", "v1", 0, 0, STORE_OP_SET, 0, &cas1) ==
+	      STORE_STORED);
+	CHECK(put(s, "c", "v2", 0, 0, STORE_OP_CAS, cas1 + 1, NULL) ==
+	      STORE_EXISTS);
+	CHECK(holds(s, "c", "v1"));
+	CHECK(put(s, "c", "v3", 0, 0, STORE_OP_CAS, cas1, &cas2) ==
+	      STORE_STORED);
+	CHECK(cas2 != cas1 && holds(s, "c", "v3"));
+	CHECK(put(s, "c", "v4", 0, 0, STORE_OP_CAS, cas1, NULL) ==
+	      STORE_EXISTS);
+	CHECK(put(s, "99", "v", 0, 0, STORE_OP_CAS, 5, NULL) ==
+	      STORE_NOT_FOUND);
+
+	/* incr / decr */
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -ENOENT);
+	CHECK(put(s, "n", "00012", 9, 0, STORE_OP_SET, 0, &cas1) ==
+	      STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, &cas2) == 0 && v == 13);
+	CHECK(cas2 != cas1 && holds(s, "n", "13"));
+	it = store_get(s, "n", 1, NULL);
+	CHECK(it && it->flags == 9 && it->cas == cas2);
+	if (it)
+		item_put(it);
+	CHECK(store_incr_decr(s, "n", 1, false, 100, &v, NULL) == 0 && v == 0);
+	CHECK(holds(s, "n", "0"));
+	CHECK(set(s, "n", "18446744073709551615") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 2, &v, NULL) == 0 && v == 1);
+	CHECK(holds(s, "n", "1"));
+	CHECK(store_incr_decr(s, "n", 1, false, 1, &v, NULL) == 0 && v == 0);
+	CHECK(set(s, "n", "18446744073709551616") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(set(s, "n", "000000000000000000001") == STORE_STORED); /* 21 */
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(set(s, "n", "12a") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(set(s, "n", "-1") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, false, 1, &v, NULL) == -EINVAL);
+	CHECK(set(s, "n", "") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(set(s, "n", " 1") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(holds(s, "n", " 1"));
+	CHECK(set(s, "100", "99") == STORE_STORED);
+	CHECK(store_incr_decr(s, "100", 3, true, 1, &v, NULL) == 0 &&
+	      v == 100);
+	CHECK(holds(s, "100", "100"));
+
+	/* touch and gat */
+	CHECK(store_touch(s, "zz", 2, 10) == -ENOENT);
+	CHECK(store_touch(s, "a", 1, store_exptime(s, 5)) == 0);
+	it = store_get_touch(s, "100", 3, store_exptime(s, 7), &why);
+	CHECK(it && why == STORE_HIT && it->exptime == store_now(s) + 7);
+	if (it)
+		item_put(it);
+	CHECK(!store_get_touch(s, "101", 3, 0, &why) &&
+	      why == STORE_MISS_ABSENT);
+	store_set_time(s, T0 + 5);
+	CHECK(holds(s, "100", "100"));
+	CHECK(!store_get(s, "a", 1, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!store_get(s, "a", 1, &why) && why == STORE_MISS_ABSENT);
+	store_set_time(s, T0 + 7);
+	CHECK(!store_get(s, "100", 3, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(store_touch(s, "100", 3, 0) == -ENOENT);
+
+	check_store(s, "examples");
+	store_destroy(s);
+}
+
+/* ---- time, expiry, flush_all ---- */
+
+static void test_time(void)
+{
+	struct store *s = new_store(4, 0, false, 1);
+	struct store_stats st;
+	enum store_miss why;
+	rel_time_t now;
+	uint64_t cas;
+
+	if (!s)
+		return;
+	now = store_now(s);
+	CHECK(now == 2);
+	CHECK(store_exptime(s, 0) == 0);
+	CHECK(store_exptime(s, 1) == now + 1);
+	CHECK(store_exptime(s, MONTH) == now + MONTH);
+	CHECK(store_exptime(s, MONTH + 1) == 1);	/* absolute, long past */
+	CHECK(store_exptime(s, T0 + 100) == 102);	/* absolute */
+	CHECK(store_exptime(s, T0 - 100) == 1);
+	CHECK(store_exptime(s, -1) == 1);
+	CHECK(store_exptime(s, INT64_MIN) == 1);
+	CHECK(store_exptime(s, INT64_MAX) == UINT32_MAX);
+	store_set_time(s, T0 + 10);
+	CHECK(store_now(s) == 12 && store_unix_time(s) == T0 + 10);
+	store_set_time(s, T0 + 5);	/* a step back is ignored */
+	CHECK(store_now(s) == 12 && store_unix_time(s) == T0 + 10);
+	CHECK(store_exptime(s, 3) == 15);
+	CHECK(store_exptime(s, T0 + 11) == 13);
+
+	/* relative, absolute, negative */
+	CHECK(put(s, "r", "v", 0, store_exptime(s, 2), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	CHECK(put(s, "1", "v", 0, store_exptime(s, T0 + 12), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	CHECK(put(s, "neg", "v", 0, store_exptime(s, -1), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	CHECK(put(s, "past", "v", 0, store_exptime(s, T0), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	CHECK(holds(s, "r", "v") && holds(s, "1", "v"));
+	CHECK(!store_get(s, "neg", 3, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!store_get(s, "past", 4, &why) && why == STORE_MISS_EXPIRED);
+	/* an expired item is absent for add/replace/cas/append/incr */
+	CHECK(put(s, "e", "5", 0, store_exptime(s, -1), STORE_OP_SET, 0, &cas)
+	      == STORE_STORED);
+	CHECK(put(s, "e", "x", 0, 0, STORE_OP_CAS, cas, NULL) ==
+	      STORE_NOT_FOUND);
+	CHECK(put(s, "e", "x", 0, 0, STORE_OP_REPLACE, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(put(s, "e", "x", 0, 0, STORE_OP_APPEND, 0, NULL) ==
+	      STORE_NOT_STORED);
+	CHECK(put(s, "e", "5", 0, store_exptime(s, -1), STORE_OP_SET, 0, NULL)
+	      == STORE_STORED);
+	CHECK(store_incr_decr(s, "e", 1, true, 1, &cas, NULL) == -ENOENT);
+	CHECK(put(s, "e", "5", 0, store_exptime(s, -1), STORE_OP_SET, 0, NULL)
+	      == STORE_STORED);
+	CHECK(put(s, "e", "x", 0, 0, STORE_OP_ADD, 0, NULL) == STORE_STORED);
+	store_set_time(s, T0 + 11);	/* now 13 */
+	CHECK(holds(s, "r", "v") && holds(s, "1", "v"));
+	store_set_time(s, T0 + 12);	/* now 14 */
+	CHECK(!store_get(s, "r", 1, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!store_get(s, "1", 1, &why) && why == STORE_MISS_EXPIRED);
+
+	/* store_expire_step reclaims without access */
+	CHECK(put(s, "x1", "v", 0, store_exptime(s, 1), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	CHECK(put(s, "2", "v", 0, store_exptime(s, 1), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	CHECK(set(s, "keep", "v") == STORE_STORED);
+	store_set_time(s, T0 + 13);
+	store_stats_reset(s);
+	CHECK(store_expire_step(s, 1000) == 2);
+	store_stats(s, &st);
+	CHECK(st.curr_items == 2 && st.reclaimed == 2 &&
+	      st.expired_unfetched == 2);
+	CHECK(store_expire_step(s, 1000) == 0);
+
+	/* flush_all now: what was stored before, even this second, goes */
+	CHECK(set(s, "f1", "v") == STORE_STORED);
+	CHECK(set(s, "3", "v") == STORE_STORED);
+	store_flush_all(s, 0);
+	CHECK(set(s, "f2", "v") == STORE_STORED);	/* same second */
+	CHECK(!store_get(s, "f1", 2, &why) && why == STORE_MISS_FLUSHED);
+	CHECK(!store_get(s, "3", 1, &why) && why == STORE_MISS_FLUSHED);
+	CHECK(holds(s, "f2", "v") && holds(s, "keep", NULL));
+	store_set_time(s, T0 + 14);
+	CHECK(holds(s, "f2", "v"));
+	CHECK(set(s, "f3", "v") == STORE_STORED);
+
+	/* flush_all with a delay: nothing changes until then */
+	now = store_now(s);
+	store_flush_all(s, now + 2);
+	CHECK(set(s, "f4", "v") == STORE_STORED);
+	store_set_time(s, T0 + 15);
+	CHECK(holds(s, "f2", "v") && holds(s, "f3", "v") && holds(s, "f4", "v"));
+	CHECK(set(s, "f5", "v") == STORE_STORED);
+	store_set_time(s, T0 + 16);	/* now == the flush moment */
+	CHECK(set(s, "f6", "v") == STORE_STORED);
+	CHECK(!store_get(s, "f3", 2, &why) && why == STORE_MISS_FLUSHED);
+	CHECK(holds(s, "f5", NULL) && holds(s, "f4", NULL));
+	CHECK(holds(s, "f6", "v"));
+	store_set_time(s, T0 + 20);
+	CHECK(holds(s, "f6", "v"));
+
+	/* a later delayed flush keeps what an earlier one invalidated */
+	CHECK(set(s, "g1", "v") == STORE_STORED);
+	now = store_now(s);
+	store_flush_all(s, now + 1);
+	store_set_time(s, T0 + 21);	/* g1 flushed, not yet reclaimed */
+	CHECK(set(s, "g2", "v") == STORE_STORED);
+	store_flush_all(s, store_now(s) + 5);
+	CHECK(holds(s, "g1", NULL) && holds(s, "g2", "v"));
+	store_set_time(s, T0 + 26);
+	CHECK(holds(s, "g2", NULL));
+	/* an immediate flush cancels a pending one */
+	CHECK(set(s, "h1", "v") == STORE_STORED);
+	store_flush_all(s, store_now(s) + 3);
+	store_flush_all(s, 0);
+	CHECK(set(s, "h2", "v") == STORE_STORED);
+	store_set_time(s, T0 + 40);
+	CHECK(holds(s, "h1", NULL) && holds(s, "h2", "v"));
+
+	check_store(s, "time");
+	store_destroy(s);
+}
+
+/* ---- ranges by example ---- */
+
+static void test_range_examples(unsigned int nshards)
+{
+	static const char *const keys[] = {	/* keyspace order */
+		"0", "1", "5", "63", "64", "65", "1000", "18446744073709551615",
+		"-5", "00", "a", "aa", "ab", "b", "ba", "zz",
+	};
+	const unsigned int n = ARRAY_SIZE(keys);
+	struct store *s = new_store(nshards, 0, false, 1);
+	struct item *out[32];
+	unsigned int i;
+	int got;
+
+	if (!s)
+		return;
+	for (i = 0; i < n; i++) {
+		CHECK(put(s, keys[i], keys[i], i, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+	}
+#define RANGE(fk, fkey, tk, tkey, rev, max, first, count) do {		\
+	struct store_bound f_ = bnd(fk, fkey), t_ = bnd(tk, tkey);	\
+	int j_;								\
+	got = store_range(s, &f_, &t_, rev, max, out);			\
+	CHECK_MSG(got == (count), "range %s..%s%s got %d", #fkey, #tkey, \
+		  rev ? " rev" : "", got);				\
+	for (j_ = 0; j_ < got; j_++) {					\
+		int want_ = rev ? (first) - j_ : (first) + j_;		\
+		CHECK_MSG(want_ >= 0 && want_ < (int)n &&		\
+			  out[j_]->nkey == strlen(keys[want_]) &&	\
+			  !memcmp(item_key(out[j_]), keys[want_],	\
+				  out[j_]->nkey),			\
+			  "range %s..%s item %d", #fkey, #tkey, j_);	\
+		item_put(out[j_]);					\
+	}								\
+} while (0)
+	RANGE(BOUND_MIN, NULL, BOUND_MAX, NULL, false, 32, 0, 16);
+	RANGE(BOUND_MIN, NULL, BOUND_MAX, NULL, true, 32, 15, 16);
+	RANGE(BOUND_MIN, NULL, BOUND_MAX, NULL, false, 3, 0, 3);
+	RANGE(BOUND_MIN, NULL, BOUND_MAX, NULL, true, 3, 15, 3);
+	RANGE(BOUND_MIN, NULL, BOUND_MAX, NULL, false, 0, 0, 0);
+	RANGE(BOUND_INCL, "5", BOUND_INCL, "65", false, 32, 2, 4);
+	RANGE(BOUND_EXCL, "5", BOUND_EXCL, "65", false, 32, 3, 2);
+	RANGE(BOUND_EXCL, "5", BOUND_EXCL, "65", true, 32, 4, 2);
+	RANGE(BOUND_INCL, "6", BOUND_INCL, "64", false, 32, 3, 2);
+	RANGE(BOUND_INCL, "1000", BOUND_INCL, "a", false, 32, 6, 5);
+	RANGE(BOUND_INCL, "1000", BOUND_INCL, "a", true, 32, 10, 5);
+	RANGE(BOUND_EXCL, "18446744073709551615", BOUND_MAX, NULL, false, 32,
+	      8, 8);
+	RANGE(BOUND_INCL, "", BOUND_EXCL, "aa", false, 32, 8, 3);
+	RANGE(BOUND_INCL, "", BOUND_EXCL, "aa", true, 32, 10, 3);
+	RANGE(BOUND_INCL, "a", BOUND_INCL, "b", false, 32, 10, 4);
+	RANGE(BOUND_EXCL, "a", BOUND_EXCL, "b", false, 32, 11, 2);
+	RANGE(BOUND_INCL, "a", BOUND_INCL, "a", false, 32, 10, 1);
+	RANGE(BOUND_INCL, "a", BOUND_EXCL, "a", false, 32, 0, 0);
+	RANGE(BOUND_INCL, "b", BOUND_INCL, "a", false, 32, 0, 0);
+	RANGE(BOUND_INCL, "64", BOUND_INCL, "5", false, 32, 0, 0);
+	RANGE(BOUND_INCL, "a", BOUND_INCL, "5", false, 32, 0, 0);
+	RANGE(BOUND_MAX, NULL, BOUND_MAX, NULL, false, 32, 0, 0);
+	RANGE(BOUND_MIN, NULL, BOUND_MIN, NULL, false, 32, 0, 0);
+	RANGE(BOUND_MIN, NULL, BOUND_EXCL, "0", false, 32, 0, 0);
+	RANGE(BOUND_MIN, NULL, BOUND_INCL, "0", false, 32, 0, 1);
+	RANGE(BOUND_INCL, "b0", BOUND_MAX, NULL, false, 32, 14, 2);
+	RANGE(BOUND_MIN, NULL, BOUND_EXCL, "00", true, 2, 8, 2);
+	RANGE(BOUND_MIN, NULL, BOUND_INCL, "64", true, 32, 4, 5);
+	RANGE(BOUND_INCL, "65", BOUND_INCL, "ab", false, 4, 5, 4);
+	RANGE(BOUND_INCL, "65", BOUND_INCL, "ab", true, 4, 12, 4);
+	RANGE(BOUND_INCL, "zzz", BOUND_MAX, NULL, false, 32, 0, 0);
+	{
+		struct store_bound f = bnd(BOUND_INCL, "1"),
+				   t = bnd(BOUND_EXCL, "ab");
+
+		CHECK(store_count(s, &f, &t) == 11);
+		f = bnd(BOUND_MIN, NULL);
+		t = bnd(BOUND_MAX, NULL);
+		CHECK(store_count(s, &f, &t) == 16);
+		f = bnd(BOUND_EXCL, "63");
+		t = bnd(BOUND_INCL, "00");
+		CHECK(store_delete_range(s, &f, &t) == 6);
+		CHECK(store_delete_range(s, &f, &t) == 0);
+		f = bnd(BOUND_MIN, NULL);
+		CHECK(store_count(s, &f, &t) == 4);
+		CHECK(holds(s, "63", "63") && holds(s, "64", NULL) &&
+		      holds(s, "00", NULL) && holds(s, "a", "a"));
+		f = bnd(BOUND_INCL, "5");
+		t = bnd(BOUND_INCL, "a");
+		CHECK(store_count(s, &f, &t) == 3);
+	}
+#undef RANGE
+	check_store(s, "range examples");
+	store_destroy(s);
+}
+
+/*
+ * ---- the randomized run against a model ----
+ *
+ * The model: for each key of a fixed pool, whether it is present and its
+ * value, flags, cas, expiry and store time, with its own time and flush
+ * bookkeeping. Its key order is computed its own way: canonical decimals by
+ * (length, digits), the rest by bytes.
+ */
+
+#define POOL_INT	360
+#define POOL_STR	360
+#define POOL_MAX	(POOL_INT + POOL_STR + 32)
+#define VAL_MAX		3000
+
+struct mkey {
+	char k[KEY_MAX_LENGTH + 1];
+	size_t n;
+	bool is_int;
+};
+
+struct ment {
+	bool present;
+	uint32_t flags;
+	rel_time_t exptime;
+	rel_time_t stime;
+	uint64_t cas;
+	uint32_t nval;
+	char val[VAL_MAX];
+};
+
+static struct mkey pool[POOL_MAX];
+static unsigned int npool;
+static unsigned int order[POOL_MAX];	/* pool indexes in key order */
+static struct ment model[POOL_MAX];
+static rel_time_t mnow;			/* the model's clock */
+static int64_t munix;
+static rel_time_t mpending;		/* delayed flush moment, 0: none */
+
+static bool m_is_int(const char *k, size_t n)
+{
+	size_t i;
+
+	if (!n || n > 20 || (n > 1 && k[0] == '0'))
+		return false;
+	for (i = 0; i < n; i++)
+		if (k[i] < '0' || k[i] > '9')
+			return false;
+	return n < 20 || memcmp(k, "18446744073709551615", 20) <= 0;
+}
+
+static int m_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+	bool ia = m_is_int(a, na), ib = m_is_int(b, nb);
+	size_t i;
+
+	if (ia != ib)
+		return ia ? -1 : 1;
+	if (ia && na != nb)
+		return na < nb ? -1 : 1;
+	for (i = 0; i < na && i < nb; i++)
+		if (a[i] != b[i])
+			return (unsigned char)a[i] < (unsigned char)b[i] ?
+			       -1 : 1;
+	return na < nb ? -1 : na > nb;
+}
+
+static void pool_add(const char *k, size_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < npool; i++)
+		if (pool[i].n == n && !memcmp(pool[i].k, k, n))
+			return;
+	memcpy(pool[npool].k, k, n);
+	pool[npool].n = n;
+	pool[npool].is_int = m_is_int(k, n);
+	npool++;
+}
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct mkey *x = &pool[*(const unsigned int *)a];
+	const struct mkey *y = &pool[*(const unsigned int *)b];
+
+	return m_cmp(x->k, x->n, y->k, y->n);
+}
+
+static void pool_init(void)
+{
+	static const char *const odd[] = {
+		"00", "01", "007", "-1", "+1", "12a", "18446744073709551616",
+		"99999999999999999999", "100000000000000000000", "a", "ab",
+		"abc", "b", "k1", "k10", "k100",
+	};
+	char buf[KEY_MAX_LENGTH + 1];
+	unsigned int i;
+
+	npool = 0;
+	for (i = 0; i < 200; i++) {		/* dense small ints */
+		snprintf(buf, sizeof(buf), "%u", i);
+		pool_add(buf, strlen(buf));
+	}
+	for (i = 0; npool < POOL_INT - 4; i++) {	/* sparse, all sizes */
+		uint64_t v = rnd() >> rnd_below(64);
+
+		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		pool_add(buf, strlen(buf));
+	}
+	pool_add("18446744073709551615", 20);
+	pool_add("18446744073709551614", 20);
+	pool_add("9223372036854775808", 19);
+	pool_add("4294967296", 10);
+	for (i = 0; i < ARRAY_SIZE(odd); i++)
+		pool_add(odd[i], strlen(odd[i]));
+	memset(buf, 'L', KEY_MAX_LENGTH);
+	pool_add(buf, KEY_MAX_LENGTH);
+	buf[KEY_MAX_LENGTH - 1] = 'M';
+	pool_add(buf, KEY_MAX_LENGTH);
+	while (npool < POOL_MAX - 8) {
+		int n = snprintf(buf, sizeof(buf), "%c%u",
+				 "kmsz"[rnd_below(4)], rnd_below(1000));
+
+		if (rnd_below(4) == 0)
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n, ":%u",
+				      rnd_below(100));
+		pool_add(buf, (size_t)n);
+	}
+	for (i = 0; i < npool; i++)
+		order[i] = i;
+	qsort(order, npool, sizeof(order[0]), order_cmp);
+}
+
+static void model_reset(void)
+{
+	memset(model, 0, sizeof(model));
+	munix = T0;
+	mnow = 2;
+	mpending = 0;
+}
+
+static bool m_live(unsigned int i)
+{
+	return model[i].present &&
+	       (!model[i].exptime || model[i].exptime > mnow);
+}
+
+/* The model's view of a protocol exptime. */
+static rel_time_t m_exptime(int64_t e)
+{
+	int64_t t;
+
+	if (e == 0)
+		return 0;
+	if (e < 0)
+		return 1;
+	t = e <= MONTH ? (int64_t)mnow + e : e - (T0 - 2);
+	return t < 1 ? 1 : (rel_time_t)t;
+}
+
+static void m_flush_now(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < npool; i++)
+		model[i].present = false;
+	mpending = 0;
+}
+
+static void m_advance(struct store *s, unsigned int secs)
+{
+	unsigned int i;
+
+	munix += secs;
+	mnow += secs;
+	store_set_time(s, munix);
+	if (mpending && mpending <= mnow) {
+		for (i = 0; i < npool; i++)
+			if (model[i].stime < mpending)
+				model[i].present = false;
+		mpending = 0;
+	}
+}
+
+/* A random protocol exptime: mostly never, some relative, absolute, past. */
+static int64_t rnd_exptime(void)
+{
+	switch (rnd_below(16)) {
+	case 0:
+		return 1 + rnd_below(4);
+	case 1:
+		return T0 + (munix - T0) + 1 + rnd_below(4);
+	case 2:
+		return -(int64_t)rnd_below(3) - 1;
+	case 3:
+		return T0 - rnd_below(1000);	/* absolute, past */
+	default:
+		return 0;
+	}
+}
+
+static void rnd_value(char *buf, uint32_t *n)
+{
+	uint32_t len, i;
+
+	switch (rnd_below(8)) {
+	case 0:	/* a number, for incr/decr */
+		*n = (uint32_t)snprintf(buf, 24, "%" PRIu64,
+					rnd() >> rnd_below(64));
+		return;
+	case 1:
+		len = rnd_below(VAL_MAX / 2);
+		break;
+	default:
+		len = rnd_below(48);
+		break;
+	}
+	for (i = 0; i < len; i++)
+		buf[i] = (char)rnd();
+	*n = len;
+}
+
+static bool m_number(const struct ment *e, uint64_t *v)
+{
+	char text[24];
+	uint32_t i;
+
+	if (!e->nval || e->nval > 20)
+		return false;
+	for (i = 0; i < e->nval; i++)
+		if (e->val[i] < '0' || e->val[i] > '9')
+			return false;
+	if (e->nval == 20 && memcmp(e->val, "18446744073709551615", 20) > 0)
+		return false;
+	memcpy(text, e->val, e->nval);
+	text[e->nval] = '\0';
+	*v = strtoull(text, NULL, 10);
+	return true;
+}
+
+static bool item_matches(const struct item *it, unsigned int i)
+{
+	const struct ment *e = &model[i];
+
+	return it->nkey == pool[i].n &&
+	       !memcmp(item_key(it), pool[i].k, pool[i].n) &&
+	       it->nbytes == e->nval &&
+	       !memcmp(item_value_const(it), e->val, e->nval) &&
+	       !memcmp(item_value_const(it) + e->nval, "\r\n", 2) &&
+	       it->flags == e->flags && it->cas == e->cas;
+}
+
+/* A random bound: a pool key, an odd key, or - / +. */
+static struct store_bound rnd_bound(void)
+{
+	static const char *const extra[] = {
+		"", "k", "k5", "zzzz", "1000", "5", "18446744073709551616",
+		"99999999999999999999", "00", "L",
+	};
+	struct store_bound b;
+	unsigned int r = rnd_below(20);
+
+	if (r == 0)
+		return bnd(BOUND_MIN, NULL);
+	if (r == 1)
+		return bnd(BOUND_MAX, NULL);
+	b.kind = rnd_below(2) ? BOUND_INCL : BOUND_EXCL;
+	if (r < 5) {
+		b.key = extra[rnd_below(ARRAY_SIZE(extra))];
+		b.nkey = strlen(b.key);
+	} else {
+		unsigned int i = rnd_below(npool);
+
+		b.key = pool[i].k;
+		b.nkey = pool[i].n;
+	}
+	return b;
+}
+
+static bool m_in(unsigned int i, const struct store_bound *from,
+		 const struct store_bound *to)
+{
+	int c;
+
+	if (from->kind == BOUND_MAX || to->kind == BOUND_MIN)
+		return false;
+	if (from->kind != BOUND_MIN) {
+		c = m_cmp(pool[i].k, pool[i].n, from->key, from->nkey);
+		if (c < 0 || (c == 0 && from->kind == BOUND_EXCL))
+			return false;
+	}
+	if (to->kind != BOUND_MAX) {
+		c = m_cmp(pool[i].k, pool[i].n, to->key, to->nkey);
+		if (c > 0 || (c == 0 && to->kind == BOUND_EXCL))
+			return false;
+	}
+	return true;
+}
+
+static unsigned long mismatches;
+static bool verbose_model;
+
+#define MCHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		if (mismatches++ < 20)					\
+			CHECK_MSG(cond, __VA_ARGS__);			\
+		else							\
+			check_failed++;					\
+	}								\
+} while (0)
+
+/* Everything the store holds is what the model holds, and vice versa. */
+static void m_verify_all(struct store *s, const char *when)
+{
+	struct store_bound f = bnd(BOUND_MIN, NULL), t = bnd(BOUND_MAX, NULL);
+	unsigned int i, live = 0, k = 0;
+	static struct item *out[POOL_MAX + 1];
+	struct store_stats st;
+	int n;
+
+	check_store(s, when);
+	for (i = 0; i < npool; i++)
+		live += m_live(i);
+	n = store_range(s, &f, &t, false, POOL_MAX + 1, out);
+	MCHECK(n == (int)live, "%s: full range %d, model %u", when, n, live);
+	for (i = 0; i < npool && n >= 0; i++) {
+		unsigned int p = order[i];
+
+		if (!m_live(p))
+			continue;
+		MCHECK(k < (unsigned int)n && item_matches(out[k], p),
+		       "%s: full range item %u (%.*s)", when, k,
+		       (int)pool[p].n, pool[p].k);
+		k++;
+	}
+	for (i = 0; n > 0 && i < (unsigned int)n; i++)
+		item_put(out[i]);
+	store_expire_step(s, 1u << 30);
+	store_stats(s, &st);
+	MCHECK(st.curr_items == live, "%s: curr_items %" PRIu64 " model %u",
+	       when, st.curr_items, live);
+	MCHECK(store_count(s, &f, &t) == live, "%s: count", when);
+	if (verbose_model)
+		printf("%s: %u live keys, %" PRIu64 " items ever stored, "
+		       "%" PRIu64 " reclaimed, %" PRIu64 " hash buckets\n",
+		       when, live, st.total_items, st.reclaimed,
+		       st.hash_buckets);
+}
+
+/*
+ * One random operation. With @inject, allocation failures are armed and
+ * an operation may fail for memory, leaving the model as it was.
+ */
+static void m_step(struct store *s, bool inject)
+{
+	static char val[VAL_MAX + 24];
+	unsigned int i = rnd_below(npool), r = rnd_below(1000);
+	const char *key = pool[i].k;
+	size_t nkey = pool[i].n;
+	struct ment *e = &model[i];
+	bool live = m_live(i);
+	uint64_t cas = 0, v, want;
+	enum store_miss why;
+	struct item *it;
+	uint32_t nval;
+	int ret;
+
+	if (r < 220) {			/* set / add / replace / cas */
+		enum store_op op = r < 120 ? STORE_OP_SET :
+				   r < 150 ? STORE_OP_ADD :
+				   r < 180 ? STORE_OP_REPLACE : STORE_OP_CAS;
+		int64_t pexp = rnd_exptime();
+		uint32_t flags = (uint32_t)rnd();
+		uint64_t req = live && rnd_below(2) ? e->cas :
+			       live ? e->cas + 1 + rnd_below(3) : rnd();
+		int expect;
+
+		rnd_value(val, &nval);
+		expect = op == STORE_OP_SET ? STORE_STORED :
+			 op == STORE_OP_ADD ? (live ? STORE_NOT_STORED :
+					       STORE_STORED) :
+			 op == STORE_OP_REPLACE ? (live ? STORE_STORED :
+						   STORE_NOT_STORED) :
+			 !live ? STORE_NOT_FOUND :
+			 req == e->cas ? STORE_STORED : STORE_EXISTS;
+		ret = put_n(s, key, nkey, val, nval, flags,
+			    store_exptime(s, pexp), op, req, &cas);
+		if (inject && ret == STORE_NO_MEMORY)
+			return;
+		MCHECK(ret == expect, "op %d on %.*s: %d, want %d", op,
+		       (int)nkey, key, ret, expect);
+		if (ret == STORE_STORED) {
+			MCHECK(!live || cas != e->cas, "cas not renewed");
+			e->present = true;
+			e->flags = flags;
+			e->exptime = m_exptime(pexp);
+			e->stime = mnow;
+			e->cas = cas;
+			e->nval = nval;
+			memcpy(e->val, val, nval);
+		}
+	} else if (r < 290) {		/* append / prepend */
+		bool pre = r >= 255;
+
+		rnd_value(val, &nval);
+		if (nval > 64)
+			nval = 64;
+		if (live && e->nval + nval > VAL_MAX) {
+			ret = store_delete(s, key, nkey);
+			e->present = false;
+			return;
+		}
+		ret = put_n(s, key, nkey, val, nval, 0, 0,
+			    pre ? STORE_OP_PREPEND : STORE_OP_APPEND, 0, &cas);
+		if (inject && ret == STORE_NO_MEMORY)
+			return;
+		MCHECK(ret == (live ? STORE_STORED : STORE_NOT_STORED),
+		       "append %.*s: %d", (int)nkey, key, ret);
+		if (ret == STORE_STORED) {
+			if (pre) {
+				memmove(e->val + nval, e->val, e->nval);
+				memcpy(e->val, val, nval);
+			} else {
+				memcpy(e->val + e->nval, val, nval);
+			}
+			e->nval += nval;
+			e->stime = mnow;
+			e->cas = cas;
+		}
+	} else if (r < 360) {		/* delete */
+		ret = store_delete(s, key, nkey);
+		MCHECK(ret == (live ? 0 : -ENOENT), "delete %.*s: %d",
+		       (int)nkey, key, ret);
+		e->present = false;
+	} else if (r < 560) {		/* get / gat */
+		bool touch = r >= 530;
+		int64_t pexp = rnd_exptime();
+
+		it = touch ? store_get_touch(s, key, nkey,
+					     store_exptime(s, pexp), &why) :
+			     store_get(s, key, nkey, &why);
+		MCHECK(!!it == live, "get %.*s: %s", (int)nkey, key,
+		       it ? "hit" : "miss");
+		MCHECK((why == STORE_HIT) == live, "get %.*s: why %d",
+		       (int)nkey, key, why);
+		if (it) {
+			if (live)
+				MCHECK(item_matches(it, i), "get %.*s: value",
+				       (int)nkey, key);
+			item_put(it);
+		}
+		if (live && touch)
+			e->exptime = m_exptime(pexp);
+	} else if (r < 590) {		/* touch */
+		int64_t pexp = rnd_exptime();
+
+		ret = store_touch(s, key, nkey, store_exptime(s, pexp));
+		MCHECK(ret == (live ? 0 : -ENOENT), "touch %.*s", (int)nkey,
+		       key);
+		if (live)
+			e->exptime = m_exptime(pexp);
+	} else if (r < 680) {		/* incr / decr */
+		bool incr = r < 635;
+		uint64_t delta = rnd() >> rnd_below(64);
+		bool num = live && m_number(e, &v);
+
+		ret = store_incr_decr(s, key, nkey, incr, delta, &want, &cas);
+		if (inject && ret == -ENOMEM)
+			return;
+		MCHECK(ret == (!live ? -ENOENT : num ? 0 : -EINVAL),
+		       "incr %.*s: %d", (int)nkey, key, ret);
+		if (ret == 0 && num) {
+			v = incr ? v + delta : delta > v ? 0 : v - delta;
+			MCHECK(want == v, "incr %.*s value", (int)nkey, key);
+			e->nval = (uint32_t)snprintf(e->val, 24, "%" PRIu64, v);
+			e->stime = mnow;
+			e->cas = cas;
+		}
+	} else if (r < 760) {		/* range, either way */
+		static struct item *out[64];
+		struct store_bound f = rnd_bound(), t = rnd_bound();
+		bool rev = r >= 720;
+		unsigned int max = 1 + rnd_below(rnd_below(8) ? 20 : 64);
+		unsigned int k = 0, j;
+		int n = store_range(s, &f, &t, rev, max, out);
+
+		if (inject && n == -ENOMEM)
+			return;
+		for (j = 0; j < npool && k < max; j++) {
+			unsigned int p = order[rev ? npool - 1 - j : j];
+
+			if (!m_live(p) || !m_in(p, &f, &t))
+				continue;
+			MCHECK((int)k < n && item_matches(out[k], p),
+			       "range%s item %u", rev ? " rev" : "", k);
+			k++;
+		}
+		MCHECK(n == (int)k, "range%s: %d items, model %u",
+		       rev ? " rev" : "", n, k);
+		for (j = 0; n > 0 && j < (unsigned int)n; j++)
+			item_put(out[j]);
+	} else if (r < 790) {		/* count */
+		struct store_bound f = rnd_bound(), t = rnd_bound();
+		uint64_t k = 0;
+		unsigned int j;
+
+		for (j = 0; j < npool; j++)
+			k += m_live(j) && m_in(j, &f, &t);
+		MCHECK(store_count(s, &f, &t) == k, "count");
+	} else if (r < 800) {		/* delete_range, mostly narrow */
+		unsigned int a = rnd_below(npool), b, j;
+		struct store_bound f, t;
+		uint64_t k = 0;
+
+		for (j = 0; j < npool; j++)
+			if (order[j] == i)
+				a = j;
+		b = a + rnd_below(12);
+		if (b >= npool)
+			b = npool - 1;
+		f = bnd(BOUND_INCL, NULL);
+		f.key = pool[order[a]].k;
+		f.nkey = pool[order[a]].n;
+		t = bnd(rnd_below(2) ? BOUND_INCL : BOUND_EXCL, NULL);
+		t.key = pool[order[b]].k;
+		t.nkey = pool[order[b]].n;
+		if (rnd_below(50) == 0)
+			f = rnd_bound();
+		for (j = 0; j < npool; j++) {
+			if (m_live(j) && m_in(j, &f, &t)) {
+				k++;
+				model[j].present = false;
+			}
+		}
+		MCHECK(store_delete_range(s, &f, &t) == k, "delete_range");
+	} else if (r < 802) {		/* flush_all now or later, rarely */
+		if (rnd_below(10)) {
+			store_expire_step(s, 10);
+		} else if (rnd_below(4) == 0) {
+			rel_time_t when = rnd_below(2) ? 0 : mnow;
+
+			store_flush_all(s, when);
+			m_flush_now();
+		} else if (rnd_below(2)) {
+			rel_time_t when = mnow + 1 + rnd_below(3);
+
+			store_flush_all(s, when);
+			mpending = when;
+		}
+	} else if (r < 830) {		/* time passes */
+		m_advance(s, rnd_below(3));
+	} else if (r < 840) {
+		store_expire_step(s, rnd_below(200));
+	} else {			/* more gets: the common case */
+		it = store_get(s, key, nkey, NULL);
+		MCHECK(!!it == live, "get2 %.*s", (int)nkey, key);
+		if (it) {
+			if (live)
+				MCHECK(item_matches(it, i), "get2 value");
+			item_put(it);
+		}
+	}
+}
+
+static void test_model(unsigned int nshards, unsigned long nops)
+{
+	struct store *s = new_store(nshards, 0, false, 1);
+	char when[64];
+	unsigned long op;
+
+	if (!s)
+		return;
+	model_reset();
+	mismatches = 0;
+	for (op = 1; op <= nops; op++) {
+		m_step(s, false);
+		if (op % 50000 == 0 || op == nops) {
+			snprintf(when, sizeof(when), "model %u shards, op %lu",
+				 nshards, op);
+			verbose_model = op == nops;
+			m_verify_all(s, when);
+			verbose_model = false;
+		}
+	}
+	store_destroy(s);
+}
+
+static void test_alloc_failures(unsigned int nshards, unsigned long nops)
+{
+	struct store *s = new_store(nshards, 0, false, 1);
+	unsigned long op, failures = ak_alloc_failures();
+	char when[64];
+
+	if (!s)
+		return;
+	model_reset();
+	mismatches = 0;
+	for (op = 1; op <= nops; op++) {
+		ak_alloc_fail_random(7);
+		m_step(s, true);
+		ak_alloc_fail_random(0);
+		if (op % 20000 == 0 || op == nops) {
+			snprintf(when, sizeof(when),
+				 "alloc failures %u shards, op %lu", nshards,
+				 op);
+			m_verify_all(s, when);
+		}
+	}
+	/* a failing radix preload: nothing stored, nothing lost */
+	radix_tree_preload_drain();
+	{
+		struct item *it;
+
+		CHECK(store_item_alloc(s, "123456789", 9, 0, 0, 1, &it) == 0);
+		memcpy(item_value(it), "v\r\n", 3);
+		ak_alloc_fail_after(0);
+		CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
+		      STORE_NO_MEMORY);
+		ak_alloc_fail_after(-1);
+		CHECK(holds(s, "123456789", NULL));
+		ak_alloc_fail_after(0);
+		CHECK(store_item_alloc(s, "k", 1, 0, 0, 1, &it) == -ENOMEM);
+		ak_alloc_fail_after(-1);
+	}
+	CHECK_MSG(ak_alloc_failures() - failures > nops / 20,
+		  "only %lu failures injected", ak_alloc_failures() - failures);
+	m_verify_all(s, "alloc failures, end");
+	store_destroy(s);
+}
+
+/* ---- the memory limit ---- */
+
+static void fill_value(char *buf, uint32_t n, uint64_t tag)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = (char)('a' + (tag + i) % 26);
+}
+
+static void test_memory_limit(unsigned int nshards)
+{
+	const size_t limit = 1 << 20;
+	struct store *s = new_store(nshards, limit, false, 1);
+	static char val[8192];
+	struct store_stats st;
+	unsigned int i, over = 0, fails = 0, lost = 0;
+	char key[32];
+	struct item *it;
+
+	if (!s)
+		return;
+	for (i = 0; i < 20000; i++) {
+		uint32_t n = rnd_below(8) ? 10 + rnd_below(400) :
+					    rnd_below(6000);
+		size_t nkey = i % 2 ? (size_t)snprintf(key, sizeof(key), "%u", i)
+				    : (size_t)snprintf(key, sizeof(key),
+						       "key:%u", i);
+
+		fill_value(val, n, i);
+		if (put_n(s, key, nkey, val, n, i, 0, STORE_OP_SET, 0, NULL) !=
+		    STORE_STORED)
+			fails++;
+		over += store_memory_used(s) > limit;
+		/* the item just stored is there (some stay unread) */
+		if (i % 3)
+			continue;
+		it = store_get(s, key, nkey, NULL);
+		lost += !it || it->nbytes != n || memcmp(item_value(it), val, n);
+		if (it)
+			item_put(it);
+	}
+	CHECK_MSG(fails == 0, "%u stores failed", fails);
+	CHECK_MSG(over == 0, "%u stores left the memory over the limit", over);
+	CHECK_MSG(lost == 0, "%u items gone right after their store", lost);
+	store_stats(s, &st);
+	CHECK(st.evictions > 0 && st.evicted_unfetched > 0);
+	CHECK(st.bytes + st.index_bytes <= limit);
+	CHECK(st.bytes + st.index_bytes > limit / 2);	/* the room is used */
+	check_store(s, "memory limit");
+
+	/* too large for the whole store */
+	CHECK(store_item_alloc(s, "big", 3, 0, 0, (uint32_t)limit, &it) ==
+	      -E2BIG);
+	it = item_alloc("big", 3, 0, 0, (uint32_t)limit);
+	CHECK(it != NULL);
+	if (it) {
+		memset(item_value(it), 'x', limit + 2);
+		CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
+		      STORE_TOO_LARGE);
+	}
+	CHECK(store_item_alloc(s, "big", 3, 0, 0, 2 << 20, &it) == -E2BIG);
+	CHECK(holds(s, "big", NULL));
+	/* an append that would outgrow the item size limit */
+	CHECK(set(s, "grow", "x") == STORE_STORED);
+	it = item_alloc("grow", 4, 0, 0, 1024 * 1024 - 50);
+	if (it) {
+		memset(item_value(it), 'y', 1024 * 1024 - 48);
+		CHECK(store_item_store(s, it, STORE_OP_APPEND, 0, NULL) ==
+		      STORE_TOO_LARGE);
+	}
+	CHECK(holds(s, "grow", "x"));
+	check_store(s, "memory limit, end");
+	store_destroy(s);
+}
+
+/*
+ * A store into a shard with nothing to evict, while the others hold all the
+ * memory, evicts from them. Integer keys pick the shard by value >> 6.
+ */
+static void test_evict_elsewhere(void)
+{
+	const size_t limit = 512 << 10;
+	struct store *s = new_store(4, limit, false, 1);
+	static char val[2000];
+	struct store_stats st;
+	char key[32];
+	uint64_t v;
+	unsigned int i, fails = 0;
+
+	if (!s)
+		return;
+	memset(val, 'e', sizeof(val));
+	/* shard 0 only: 0..63, 256..319, ... */
+	for (v = 0, i = 0; i < 1000; i++, v++) {
+		if ((v >> 6) % 4)
+			v += 192;
+		snprintf(key, sizeof(key), "%" PRIu64, v);
+		fails += put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
+			       STORE_OP_SET, 0, NULL) != STORE_STORED;
+	}
+	store_stats(s, &st);
+	CHECK(fails == 0 && st.evictions > 0);
+	/*
+	 * Shard 1 (64..127) is empty: it takes from shard 0 until it holds
+	 * half its fair share (limit / 4 / 2: 64 KB, some 30 items here).
+	 */
+	for (i = 64; i < 88; i++) {
+		snprintf(key, sizeof(key), "%u", i);
+		fails += put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
+			       STORE_OP_SET, 0, NULL) != STORE_STORED;
+		CHECK(store_memory_used(s) <= limit);
+	}
+	CHECK_MSG(fails == 0, "%u stores failed", fails);
+	for (i = 64; i < 88; i++) {
+		snprintf(key, sizeof(key), "%u", i);
+		CHECK(!holds(s, key, NULL));
+	}
+	/* past it, a shard evicts its own coldest */
+	for (i = 88; i < 128; i++) {
+		snprintf(key, sizeof(key), "%u", i);
+		fails += put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
+			       STORE_OP_SET, 0, NULL) != STORE_STORED;
+	}
+	CHECK(fails == 0 && holds(s, "64", NULL) && !holds(s, "127", NULL));
+	/* one item larger than everything but one shard's share */
+	{
+		struct item *it = item_alloc("big", 3, 0, 0, 400 << 10);
+
+		if (it) {
+			memset(item_value(it), 'b', (400 << 10) + 2);
+			CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
+			      STORE_STORED);
+		}
+		CHECK(store_memory_used(s) <= limit);
+	}
+	check_store(s, "evict elsewhere");
+	store_destroy(s);
+
+	/* a shard below its share, the others empty: it evicts its own */
+	s = new_store(2, limit, false, 1);
+	if (!s)
+		return;
+	for (i = 0; i < 20; i++) {
+		snprintf(key, sizeof(key), "%u", i);
+		CHECK(put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
+			    STORE_OP_SET, 0, NULL) == STORE_STORED);
+	}
+	{
+		struct item *it = item_alloc("30", 2, 0, 0, 480 << 10);
+
+		if (it) {
+			memset(item_value(it), 'b', (480 << 10) + 2);
+			CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
+			      STORE_STORED);
+		}
+		CHECK(store_memory_used(s) <= limit);
+		CHECK(!holds(s, "30", NULL) && holds(s, "0", NULL));
+	}
+	check_store(s, "evict here after all");
+	store_destroy(s);
+}
+
+/* CLOCK: items read since the hand passed get a second chance. */
+static void test_clock(void)
+{
+	const size_t limit = 256 << 10;
+	struct store *s = new_store(1, limit, false, 4);
+	unsigned int i, n = 0, kept_hot = 0, kept_cold = 0;
+	char key[16], val[100];
+	struct store_stats st;
+
+	if (!s)
+		return;
+	memset(val, 'v', sizeof(val));
+	/* fill to a little below the limit: no eviction yet */
+	while (store_memory_used(s) + 4 * item_total_size(8, sizeof(val)) <
+	       limit) {
+		snprintf(key, sizeof(key), "c%u", n++);
+		CHECK(put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
+			    STORE_OP_SET, 0, NULL) == STORE_STORED);
+	}
+	store_stats(s, &st);
+	CHECK(st.evictions == 0 && st.curr_items == n);
+	for (i = 0; i < n; i += 2) {		/* read the even ones */
+		snprintf(key, sizeof(key), "c%u", i);
+		CHECK(!holds(s, key, NULL));
+	}
+	for (i = 0; i < n / 4; i++) {		/* evict a quarter */
+		snprintf(key, sizeof(key), "d%u", i);
+		CHECK(put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
+			    STORE_OP_SET, 0, NULL) == STORE_STORED);
+	}
+	for (i = 0; i < n; i++) {
+		struct item *it;
+
+		snprintf(key, sizeof(key), "c%u", i);
+		it = store_get(s, key, strlen(key), NULL);
+		if (it) {
+			item_put(it);
+			if (i % 2)
+				kept_cold++;
+			else
+				kept_hot++;
+		}
+	}
+	CHECK_MSG(kept_hot == (n + 1) / 2, "hot kept %u of %u", kept_hot,
+		  (n + 1) / 2);
+	CHECK_MSG(kept_cold < n / 2, "cold kept %u of %u", kept_cold, n / 2);
+	store_stats(s, &st);
+	CHECK(st.evictions > 0 && st.evictions == n - kept_hot - kept_cold);
+	check_store(s, "clock");
+	store_destroy(s);
+}
+
+static void test_no_evict(unsigned int nshards)
+{
+	const size_t limit = 1 << 20;
+	struct store *s = new_store(nshards, limit, true, 1);
+	static char val[4096];
+	unsigned int i, stored = 0, refused = 0, lost = 0;
+	struct store_stats st;
+	char key[32];
+	struct item *it;
+	int ret;
+
+	if (!s)
+		return;
+	/* expiring items first: they sit at the head of the CLOCK lists */
+	for (i = 0; i < 50; i++) {
+		snprintf(key, sizeof(key), "e%u", i);
+		fill_value(val, 2000, i);
+		CHECK(put_n(s, key, strlen(key), val, 2000, 0,
+			    store_exptime(s, 1), STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+	}
+	for (i = 0; i < 4000; i++) {
+		uint32_t n = 100 + (i * 37) % 3000;
+
+		snprintf(key, sizeof(key), i % 3 ? "%u" : "s%u", i);
+		fill_value(val, n, i);
+		ret = put_n(s, key, strlen(key), val, n, 0, 0, STORE_OP_SET,
+			    0, NULL);
+		CHECK(ret == STORE_STORED || ret == STORE_NO_MEMORY);
+		if (ret == STORE_STORED)
+			stored++;
+		else
+			refused++;
+		CHECK(store_memory_used(s) <= limit);
+	}
+	CHECK(stored > 0 && refused > 0);
+	for (i = 0; i < 4000; i++) {	/* nothing lost, nothing changed */
+		uint32_t n = 100 + (i * 37) % 3000;
+
+		snprintf(key, sizeof(key), i % 3 ? "%u" : "s%u", i);
+		fill_value(val, n, i);
+		it = store_get(s, key, strlen(key), NULL);
+		if (it) {
+			lost += it->nbytes != n ||
+				memcmp(item_value(it), val, n);
+			item_put(it);
+			stored--;
+		}
+	}
+	CHECK_MSG(stored == 0 && lost == 0, "%u stored items missing, %u bad",
+		  stored, lost);
+	store_stats(s, &st);
+	CHECK(st.evictions == 0 && st.reclaimed == 0);
+	/* once expired, those make room even without eviction */
+	store_set_time(s, T0 + 5);
+	refused = 0;
+	for (i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "after%u", i);
+		fill_value(val, 1000, i);
+		refused += put_n(s, key, strlen(key), val, 1000, 0, 0,
+				 STORE_OP_SET, 0, NULL) != STORE_STORED;
+	}
+	CHECK_MSG(refused == 0, "%u refused after expiry", refused);
+	store_stats(s, &st);
+	CHECK(st.evictions == 0 && st.reclaimed > 0);
+	check_store(s, "no evict");
+	store_destroy(s);
+}
+
+/* ---- threads ---- */
+
+#define MT_THREADS	4
+#define MT_KEYS		300
+
+struct mt_arg {
+	struct store *s;
+	unsigned int id;
+	uint64_t rng;
+	unsigned long ops;
+	unsigned long bad;
+	unsigned long nomem;
+	unsigned long over;
+	size_t limit;
+	double seconds;
+	uint32_t mine[MT_KEYS];		/* value tag of each private key, 0: none */
+};
+
+static uint64_t mt_rnd(struct mt_arg *a)
+{
+	a->rng ^= a->rng >> 12;
+	a->rng ^= a->rng << 25;
+	a->rng ^= a->rng >> 27;
+	return a->rng * 0x2545f4914f6cdd1dULL;
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void mt_key(struct mt_arg *a, unsigned int k, bool mine, char *key)
+{
+	if (mine && k % 2)
+		sprintf(key, "p%u_%u", a->id, k);
+	else if (mine)
+		sprintf(key, "%u", a->id * 100000 + k);
+	else if (k % 2)
+		sprintf(key, "s%u", k);
+	else
+		sprintf(key, "%u", 900000 + k);
+}
+
+static void *mt_thread(void *arg)
+{
+	struct mt_arg *a = arg;
+	double end = now_sec() + a->seconds;
+	static __thread char val[2048];
+	static __thread struct item *out[50];
+	char key[32], key2[32];
+
+	while (a->ops % 256 || now_sec() < end) {
+		uint64_t r = mt_rnd(a);
+		unsigned int k = (unsigned int)(r >> 32) % MT_KEYS;
+		bool mine = r & 1;
+		unsigned int op = (unsigned int)(r >> 8) % 100;
+		uint32_t tag = (uint32_t)(r >> 16) | 1, n;
+		struct item *it;
+
+		a->ops++;
+		mt_key(a, k, mine, key);
+		if (op < 35) {
+			int ret;
+
+			n = tag % 600;
+			fill_value(val, n, tag);
+			ret = put_n(a->s, key, strlen(key), val, n, tag, 0,
+				    STORE_OP_SET, 0, NULL);
+			a->bad += ret != STORE_STORED && ret != STORE_NO_MEMORY;
+			a->nomem += ret == STORE_NO_MEMORY;
+			if (mine)
+				a->mine[k] = ret == STORE_STORED ? tag : 0;
+			a->over += a->limit &&
+				   store_memory_used(a->s) > a->limit;
+		} else if (op < 70) {
+			it = store_get(a->s, key, strlen(key), NULL);
+			if (it && mine) {
+				n = a->mine[k] % 600;
+				fill_value(val, n, a->mine[k]);
+				a->bad += !a->mine[k] || it->flags != a->mine[k] ||
+					  it->nbytes != n ||
+					  memcmp(item_value(it), val, n);
+			}
+			if (it)
+				item_put(it);
+		} else if (op < 78) {
+			store_delete(a->s, key, strlen(key));
+			if (mine)
+				a->mine[k] = 0;
+		} else if (op < 82 && !mine) {
+			put_n(a->s, key, strlen(key), "+", 1, 0, 0,
+			      STORE_OP_APPEND, 0, NULL);
+		} else if (op < 86 && !mine) {
+			uint64_t v;
+
+			if (store_incr_decr(a->s, key, strlen(key), true, 1, &v,
+					    NULL) == -ENOENT)
+				put_n(a->s, key, strlen(key), "1", 1, 0, 0,
+				      STORE_OP_ADD, 0, NULL);
+		} else if (op < 94) {	/* a range: sorted and in bounds */
+			struct store_bound f = bnd(BOUND_INCL, key), t;
+			bool rev = r & 2;
+			int j, got;
+
+			mt_key(a, (k + 40) % MT_KEYS, !mine, key2);
+			t = bnd(BOUND_INCL, key2);
+			if (store_bound_cmp(&f, &t) > 0) {
+				struct store_bound x = f;
+
+				f = t;
+				t = x;
+			}
+			got = store_range(a->s, &f, &t, rev, 50, out);
+			for (j = 0; j < got; j++) {
+				int cf = key_compare(item_key(out[j]),
+						     out[j]->nkey, f.key, f.nkey);
+				int ct = key_compare(item_key(out[j]),
+						     out[j]->nkey, t.key, t.nkey);
+
+				a->bad += cf < 0 || ct > 0;
+				if (j)
+					a->bad += (key_compare(
+						item_key(out[j - 1]),
+						out[j - 1]->nkey,
+						item_key(out[j]),
+						out[j]->nkey) < 0) == rev;
+			}
+			for (j = 0; j < got; j++)
+				item_put(out[j]);
+		} else if (op < 96) {
+			struct store_bound f = bnd(BOUND_INCL, "s"),
+					   t = bnd(BOUND_EXCL, "t");
+
+			if (r & 4)
+				store_delete_range(a->s, &f, &t);
+			else
+				store_count(a->s, &f, &t);
+		} else {
+			store_expire_step(a->s, 64);
+		}
+	}
+	radix_tree_preload_drain();
+	return NULL;
+}
+
+static void test_threads(unsigned int nshards, size_t limit)
+{
+	struct store *s = new_store(nshards, limit, false, 1);
+	struct mt_arg args[MT_THREADS];
+	pthread_t th[MT_THREADS];
+	struct store_bound f = bnd(BOUND_MIN, NULL), t = bnd(BOUND_MAX, NULL);
+	unsigned long ops = 0, bad = 0, over = 0, nomem = 0;
+	struct store_stats st;
+	struct item **out;
+	uint64_t bytes = 0;
+	unsigned int i;
+	int n;
+
+	if (!s)
+		return;
+	for (i = 0; i < MT_THREADS; i++) {
+		memset(&args[i], 0, sizeof(args[i]));
+		args[i].s = s;
+		args[i].id = i + 1;
+		args[i].rng = rnd() | 1;
+		args[i].limit = limit;
+		args[i].seconds = 0.6;
+		CHECK(pthread_create(&th[i], NULL, mt_thread, &args[i]) == 0);
+	}
+	for (i = 0; i < MT_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		ops += args[i].ops;
+		bad += args[i].bad;
+		over += args[i].over;
+		nomem += args[i].nomem;
+	}
+	CHECK_MSG(bad == 0, "%lu bad answers in %lu operations", bad, ops);
+	CHECK_MSG(over == 0, "memory over the limit %lu times", over);
+	check_store(s, "threads");
+	store_stats(s, &st);
+	out = calloc(st.curr_items + 1, sizeof(*out));
+	n = store_range(s, &f, &t, false, (unsigned int)st.curr_items + 1, out);
+	CHECK_MSG(n >= 0 && (uint64_t)n == st.curr_items,
+		  "full walk %d, curr_items %" PRIu64, n, st.curr_items);
+	for (i = 0; n > 0 && i < (unsigned int)n; i++) {
+		bytes += out[i]->alloc_size;
+		if (i)
+			CHECK(key_compare(item_key(out[i - 1]), out[i - 1]->nkey,
+					  item_key(out[i]), out[i]->nkey) < 0);
+		item_put(out[i]);
+	}
+	free(out);
+	CHECK_MSG(bytes == st.bytes, "walked bytes %" PRIu64 ", stats %" PRIu64,
+		  bytes, st.bytes);
+	CHECK(store_count(s, &f, &t) == st.curr_items);
+	if (limit)
+		CHECK(st.evictions > 0);
+	printf("threads: %u shards, limit %zu: %lu ops, %" PRIu64 " items, "
+	       "%" PRIu64 " evictions, %lu sets refused for memory\n", nshards,
+	       limit, ops, st.curr_items, st.evictions, nomem);
+	store_destroy(s);
+}
+
+/* incr and append from several threads: no update is lost. */
+#define UPD_THREADS	4
+#define UPD_INCRS	5000
+#define UPD_APPENDS	1500
+
+static void *upd_thread(void *arg)
+{
+	struct store *s = arg;
+	unsigned int i;
+	uint64_t v;
+
+	for (i = 0; i < UPD_INCRS; i++) {
+		store_incr_decr(s, "ctr", 3, true, 1, &v, NULL);
+		store_incr_decr(s, "77", 2, true, 3, &v, NULL);
+		store_incr_decr(s, "down", 4, false, 1, &v, NULL);
+		if (i < UPD_APPENDS)
+			put_n(s, "log", 3, i % 2 ? "ab" : "a", 1 + i % 2, 0, 0,
+			      i % 3 ? STORE_OP_APPEND : STORE_OP_PREPEND, 0,
+			      NULL);
+	}
+	radix_tree_preload_drain();
+	return NULL;
+}
+
+static void test_concurrent_updates(void)
+{
+	struct store *s = new_store(2, 0, false, 1);
+	pthread_t th[UPD_THREADS];
+	char want[32];
+	unsigned int i;
+	struct item *it;
+
+	if (!s)
+		return;
+	CHECK(set(s, "ctr", "0") == STORE_STORED);
+	CHECK(set(s, "77", "5") == STORE_STORED);
+	CHECK(set(s, "down", "1000000") == STORE_STORED);
+	CHECK(set(s, "log", "") == STORE_STORED);
+	for (i = 0; i < UPD_THREADS; i++)
+		CHECK(pthread_create(&th[i], NULL, upd_thread, s) == 0);
+	for (i = 0; i < UPD_THREADS; i++)
+		pthread_join(th[i], NULL);
+	snprintf(want, sizeof(want), "%u", UPD_THREADS * UPD_INCRS);
+	CHECK_MSG(holds(s, "ctr", want), "incr lost updates");
+	snprintf(want, sizeof(want), "%u", 5 + 3 * UPD_THREADS * UPD_INCRS);
+	CHECK_MSG(holds(s, "77", want), "incr of an integer key lost updates");
+	snprintf(want, sizeof(want), "%u", 1000000 - UPD_THREADS * UPD_INCRS);
+	CHECK_MSG(holds(s, "down", want), "decr lost updates");
+	it = store_get(s, "log", 3, NULL);
+	CHECK_MSG(it && it->nbytes == UPD_THREADS * (UPD_APPENDS * 3 / 2),
+		  "append/prepend lost updates: %u bytes",
+		  it ? it->nbytes : 0);
+	if (it)
+		item_put(it);
+	check_store(s, "concurrent updates");
+	store_destroy(s);
+}
+
+static void test_bad_config(void)
+{
+	struct store_config cfg = { .nshards = 3 };
+
+	CHECK(store_create(&cfg) == NULL);
+	cfg.nshards = 0;
+	CHECK(store_create(&cfg) == NULL);
+	cfg.nshards = 8192;
+	CHECK(store_create(&cfg) == NULL);
+	cfg.nshards = 4;
+	cfg.hash_bits = 10;
+	cfg.mem_limit = 1024;	/* the empty hash tables do not fit */
+	CHECK(store_create(&cfg) == NULL);
+}
+
+int main(void)
+{
+	static const uint8_t seed[HASH_SEED_BYTES] = "anchorkv-tests!";
+	const char *env = getenv("SEED");
+	uint64_t s = env ? strtoull(env, NULL, 0) : 0x5eedULL;
+
+	hash_set_seed(seed);
+	rng_state ^= s * 0x9e3779b97f4a7c15ULL;
+	printf("seed %" PRIu64 "\n", s);
+	pool_init();
+
+	test_keys();
+	test_bad_config();
+	test_examples(1);
+	test_examples(16);
+	test_time();
+	test_range_examples(1);
+	test_range_examples(4);
+	test_range_examples(64);
+	test_model(1, 500000);
+	test_model(16, 500000);
+	test_model(4, 250000);
+	test_alloc_failures(4, 60000);
+	test_memory_limit(1);
+	test_memory_limit(16);
+	test_clock();
+	test_evict_elsewhere();
+	test_concurrent_updates();
+	test_no_evict(1);
+	test_no_evict(8);
+	test_threads(8, 256 << 10);
+	test_threads(2, 0);
+	radix_tree_preload_drain();
+	return check_report();
+}
