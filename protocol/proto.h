@@ -32,10 +32,24 @@ struct item;
 
 #define PROTO_LINE_MAX		2048	/* a non-get line longer than this closes */
 
+#ifndef ANCHORKV_VERSION
+#define ANCHORKV_VERSION	"0.1.0"
+#endif
+
+/*
+ * What "version" answers after "VERSION ": the memcached release whose
+ * protocol this is, then anchorkv's own. Clients parse it: libmemcached
+ * refuses a major version of 0, memcapable expects pre-1.6 errors from a
+ * server below 1.6.
+ */
+#define PROTO_VERSION_COMPAT	"1.6.18"
+#define PROTO_VERSION		PROTO_VERSION_COMPAT "-anchorkv-" ANCHORKV_VERSION
+
 /* Per-worker counters, summed by the server for "stats". Field names are
  * memcached's where memcached has the counter. */
 struct proto_stats {
-	uint64_t cmd_get;		/* keys requested by get/gets/gat/gats */
+	uint64_t cmd_get;		/* keys requested by get/gets (as memcached
+					 * 1.6, gat/gats count in cmd_touch) */
 	uint64_t cmd_set;		/* storage commands (set/add/replace/append/prepend/cas) */
 	uint64_t cmd_flush;
 	uint64_t cmd_touch;
@@ -125,6 +139,10 @@ struct proto_conn {
 	/* PROTO_GET_CONT */
 	int get_kind;			/* which of get/gets/gat/gats */
 	uint32_t get_exptime;
+	unsigned int get_nkeys;		/* keys of the line so far */
+	bool get_skip;			/* bad key seen: drop the rest of the line */
+	bool get_mark_ok;		/* get_mark valid (same proto_process call) */
+	struct reply_mark get_mark;	/* where this get's replies began */
 	unsigned int nreqs;		/* requests handled (for stats conns) */
 };
 

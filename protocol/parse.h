@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parse.h - tokens, numbers, keys and range bounds of a request line.
+ *
+ * Private to protocol/. Everything works in place on the bytes of the
+ * line: a token is a pointer and a length into the input buffer, nothing is
+ * copied or NUL terminated.
+ *
+ * Numbers are read as memcached 1.6 reads them (strtoull()/strtol() in its
+ * safe_strto*() wrappers): leading white space and a sign are accepted, and
+ * the digits may be followed by white space and anything after it. What
+ * does not fit the field is refused (memcached truncates it silently).
+ *
+ * Synchronization: none; pure functions.
+ */
+#ifndef ANCHORKV_PARSE_H
+#define ANCHORKV_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "item.h"
+#include "store.h"
+
+/* As memcached: at most 23 tokens are split off; the rest is left over. */
+#define PARSE_MAX_TOKENS	23
+
+struct token {
+	const char *p;
+	size_t len;
+};
+
+struct parse_line {
+	struct token tok[PARSE_MAX_TOKENS];
+	unsigned int ntok;	/* tokens split off, the command included */
+	bool more;		/* tokens follow the last one split off */
+};
+
+/**
+ * parse_tokenize() - split a line on spaces
+ * @l:   filled in
+ * @p:   the line, without its "\r\n" or "\n"
+ * @end: its end
+ *
+ * Runs of spaces separate tokens; only ' ' separates (as memcached).
+ */
+void parse_tokenize(struct parse_line *l, const char *p, const char *end);
+
+/**
+ * token_is() - whether a token is exactly @s
+ * @t:   the token
+ * @s:   a NUL-terminated word
+ * @len: strlen(@s)
+ */
+static inline bool token_is(const struct token *t, const char *s, size_t len)
+{
+	return t->len == len && __builtin_memcmp(t->p, s, len) == 0;
+}
+
+#define TOKEN_IS(t, lit)	token_is((t), (lit), sizeof(lit) - 1)
+
+/**
+ * key_bytes_ok() - whether @n bytes at @k make a valid key
+ * @k: the bytes
+ * @n: their number
+ *
+ * A key is 1 to KEY_MAX_LENGTH bytes, none of them a control character,
+ * a space or DEL (0x00-0x20, 0x7f).
+ */
+static inline bool key_bytes_ok(const char *k, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > KEY_MAX_LENGTH)
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)k[i];
+
+		if (c <= 0x20 || c == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/**
+ * parse_u64() - an unsigned 64-bit number, as memcached's safe_strtoull()
+ * @t:   the token
+ * @out: receives the value
+ *
+ * Return: true if the token is one.
+ */
+bool parse_u64(const struct token *t, uint64_t *out);
+
+/**
+ * parse_u32() - an unsigned 32-bit number
+ * @t:   the token
+ * @out: receives the value
+ *
+ * As parse_u64(), and the value must fit in 32 bits.
+ *
+ * Return: true if the token is one.
+ */
+bool parse_u32(const struct token *t, uint32_t *out);
+
+/**
+ * parse_s32() - a signed 32-bit number, as memcached's safe_strtol()
+ * @t:   the token
+ * @out: receives the value
+ *
+ * Return: true if the token is one and it fits in 32 bits.
+ */
+bool parse_s32(const struct token *t, int32_t *out);
+
+/**
+ * parse_count() - a range count: a positive decimal, digits only
+ * @t:   the token
+ * @cap: the largest count returned; larger ones are capped
+ * @out: receives the count, 1..@cap
+ *
+ * Return: true if the token is one.
+ */
+bool parse_count(const struct token *t, unsigned int cap, unsigned int *out);
+
+/**
+ * parse_bound() - a range bound: "-", "+", "[key" or "(key"
+ * @t: the token
+ * @b: filled in; its key points into the token
+ *
+ * Return: true if the token is one (the key 1..KEY_MAX_LENGTH valid bytes).
+ */
+bool parse_bound(const struct token *t, struct store_bound *b);
+
+/**
+ * fmt_u64() - write @v in decimal
+ * @p: room for 20 bytes
+ * @v: the value
+ *
+ * Return: the end of what was written (no NUL).
+ */
+static inline char *fmt_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	unsigned int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/**
+ * put_bytes() - copy a short run of bytes (a key) into a reply line
+ * @dst: room for @n bytes
+ * @src: the bytes
+ * @n:   their number, small (a key: at most KEY_MAX_LENGTH)
+ *
+ * Word copies, the last one overlapping, and no read past @src + @n: for a
+ * key this beats both memcpy()'s call and the "rep movs" that the compiler
+ * inlines for a bounded memcpy().
+ *
+ * Return: @dst + @n.
+ */
+static inline char *put_bytes(char *dst, const char *src, size_t n)
+{
+	uint64_t w;
+	uint32_t h;
+	size_t i;
+
+	if (n >= 8) {
+		for (i = 0; i + 8 < n; i += 8) {
+			__builtin_memcpy(&w, src + i, 8);
+			__builtin_memcpy(dst + i, &w, 8);
+		}
+		__builtin_memcpy(&w, src + n - 8, 8);
+		__builtin_memcpy(dst + n - 8, &w, 8);
+	} else if (n >= 4) {
+		__builtin_memcpy(&h, src, 4);
+		__builtin_memcpy(dst, &h, 4);
+		__builtin_memcpy(&h, src + n - 4, 4);
+		__builtin_memcpy(dst + n - 4, &h, 4);
+	} else if (n) {
+		dst[0] = src[0];
+		dst[n / 2] = src[n / 2];
+		dst[n - 1] = src[n - 1];
+	}
+	return dst + n;
+}
+
+#endif /* ANCHORKV_PARSE_H */
