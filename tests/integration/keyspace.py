@@ -52,21 +52,11 @@ def bound_pos(bound, upper):
 
 
 def inverted(lo, hi):
-    """True when from is clearly after to (the keys differ, or +/- cross).
-
-    Pairs whose keys are equal with an exclusive side, and "- -" / "+ +",
-    are left out of the tests (their reading is a matter of definition).
-    """
+    """True when from is above to (protocol/PROTOCOL.md): its key sorts
+    after to's, or it is + and to is not, or to is - and from is not. The
+    brackets do not matter: "(a [a" is valid (and empty), so are "- -"
+    and "+ +"."""
     return bound_pos(lo, False) > bound_pos(hi, True)
-
-
-def ambiguous(lo, hi):
-    if lo in (b"-", b"+") and lo == hi:
-        return True
-    if lo[:1] in (b"[", b"(") and hi[:1] in (b"[", b"("):
-        if order(lo[1:]) == order(hi[1:]):
-            return not (lo[:1] == b"[" and hi[:1] == b"[")
-    return False
 
 
 class Model:

@@ -438,6 +438,51 @@ def test_incr_leading_space_and_zeros(conn, prefix):
     assert conn.get1(key) == b"100"
 
 
+def test_incr_reads_value_as_strtoull(conn, prefix):
+    # memcached reads the stored number with strtoull(): leading white
+    # space, any number of leading zeros, white space after the digits
+    key = k(prefix, "st")
+    wrong = []
+    for value, want in ((b" 12", b"13"), (b"\t12", b"13"),
+                        (b"12\r\n", b"13"),
+                        (b"012345678901234567890", b"12345678901234567891")):
+        conn.set(key, value)
+        got = conn.cmd(b"incr " + key + b" 1")
+        if got != want:
+            wrong.append((value, got))
+    assert not wrong, "incr 1 on these values: %r" % wrong
+
+
+def test_documented_difference_big_flags(conn, prefix):
+    # PROTOCOL.md, differences 1: memcached truncates flags to 32 bits,
+    # anchorkv refuses them
+    key = k(prefix, "bf")
+    conn.send(b"set " + key + b" 4294967296 0 1\r\nx\r\n")
+    if is_memcached():
+        conn.expect(b"STORED\r\n")
+        conn.send(b"get " + key + b"\r\n")
+        conn.expect(b"VALUE " + key + b" 0 1\r\nx\r\nEND\r\n")
+    else:
+        conn.expect(b"CLIENT_ERROR bad command line format\r\nERROR\r\n")
+        assert conn.get1(key) is None
+
+
+def test_documented_difference_long_gat_line(server, prefix):
+    # PROTOCOL.md, differences 4: a gat line over 2048 bytes before its
+    # newline is streamed like a get line; memcached closes the connection
+    keys = [k(prefix, "gat-%04d" % i) for i in range(300)]
+    with server.conn() as c:
+        c.set(keys[7], b"x")
+        line = b"gat 100 " + b" ".join(keys)
+        c.send(line[:2500])
+        if is_memcached():
+            assert c.assert_closed() == b""
+            return
+        time.sleep(0.2)
+        c.send(line[2500:] + b"\r\n")
+        assert c.read_values() == [(keys[7], 0, b"x")]
+
+
 # --- expiry -----------------------------------------------------------------
 
 def test_exptime_forms(conn, prefix):
@@ -535,6 +580,14 @@ def test_quit(server):
     c = server.conn()
     c.send(b"version\r\nquit\r\nversion\r\n")
     assert c.recv_line().startswith(b"VERSION ")
+    assert c.assert_closed() == b""
+    c.close()
+
+
+def test_http_request_closes(server):
+    # a line whose last token begins with HTTP/ closes without a reply
+    c = server.conn()
+    c.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     assert c.assert_closed() == b""
     c.close()
 

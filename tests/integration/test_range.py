@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from keyspace import Model, ambiguous, inverted, is_int_key
+from keyspace import Model, inverted, is_int_key
 
 pytestmark = pytest.mark.anchorkv_only
 
@@ -141,8 +141,6 @@ def test_every_bound_form(rc):
                  b"ab", b"abc", b"b", b"c", b"zz", b"zzz"])
     checked = 0
     for lo, hi in itertools.product(bounds(), bounds()):
-        if ambiguous(lo, hi):
-            continue
         if inverted(lo, hi):
             for cmd in (b"range", b"keys", b"count", b"rrange"):
                 rc.send(b"%s %s %s\r\n" % (cmd, lo, hi))
@@ -159,7 +157,8 @@ def test_every_bound_form(rc):
 @pytest.mark.parametrize("args", [
     b"x +", b"- x", b"a b", b"[ +", b"( +", b"- [", b"{a +", b"]a +",
     b"[b [a", b"(b (a", b"[10 [9", b"[a [10", b"+ -", b"+ [a", b"[a -",
-    b"- + 0", b"- + -1", b"- + abc", b"- + 1.5", b"- + 1x",
+    b"- + 0", b"- + -1", b"- + abc", b"- + 1.5", b"- + 1x", b"- + +5",
+    b"[a\x01 +", b"- (a\x7f",
     b"[" + b"k" * 251 + b" +",
 ])
 def test_bad_range(rc, args):
@@ -172,6 +171,54 @@ def test_bad_range(rc, args):
         rc.send(b"delete_range " + args + b"\r\n")
         rc.expect(BAD_RANGE)
     assert rc.cmd("version").startswith(b"VERSION ")
+
+
+def test_equal_bounds(rc):
+    # the brackets do not matter to the from <= to check
+    for key in (b"a", b"5"):
+        rc.set(key, b"x")
+        for lo, hi, want in ((b"[", b"[", [key]), (b"(", b"[", []),
+                             (b"[", b"(", []), (b"(", b"(", [])):
+            rc.send(b"keys %s%s %s%s\r\n" % (lo, key, hi, key))
+            assert rc.read_keys() == want, (lo, hi, key)
+            rc.send(b"count %s%s %s%s\r\n" % (lo, key, hi, key))
+            rc.expect(b"COUNT %d\r\n" % len(want))
+    for lo, hi in ((b"-", b"-"), (b"+", b"+")):
+        rc.send(b"range %s %s\r\ncount %s %s\r\n" % (lo, hi, lo, hi))
+        rc.expect(b"END\r\nCOUNT 0\r\n")
+    rc.send(b"delete_range (a [a\r\n")
+    rc.expect(b"DELETED 0\r\n")
+
+
+@pytest.mark.parametrize("line", [
+    b"range -", b"keys", b"ranges", b"rrange +", b"rranges", b"count -",
+    b"delete_range -", b"count - + 5", b"range - + 5 6",
+    b"delete_range - + noreply x",
+])
+def test_range_wrong_token_count(rc, line):
+    rc.send(line + b"\r\n")
+    rc.expect(b"ERROR\r\n")
+    assert rc.cmd("version").startswith(b"VERSION ")
+
+
+def test_delete_range_bad_fourth_token(rc):
+    rc.set(b"1", b"x")
+    rc.send(b"delete_range - + foo\r\n")
+    rc.expect(b"CLIENT_ERROR bad command line format\r\n")
+    rc.send(b"count - +\r\n")
+    rc.expect(b"COUNT 1\r\n")
+
+
+def test_count_forms(rc):
+    for i in range(5):
+        rc.set(b"%d" % i, b"x")
+    # digits only, positive; huge counts are capped, not refused
+    rc.send(b"keys - + 00\r\n")
+    rc.expect(BAD_RANGE)
+    rc.send(b"keys - + 99999999999999999999999\r\n")
+    assert rc.read_keys() == [b"%d" % i for i in range(5)]
+    rc.send(b"keys - + 002\r\n")
+    assert rc.read_keys() == [b"0", b"1"]
 
 
 def test_bound_key_of_250_bytes(rc):

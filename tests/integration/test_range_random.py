@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from keyspace import Model, U64_MAX, ambiguous, inverted, order
+from keyspace import Model, U64_MAX, inverted, order
 
 pytestmark = pytest.mark.anchorkv_only
 
@@ -124,8 +124,6 @@ def test_random_differential(server, tmp_path):
                           + pool[i + rng.randrange(1, 10)])
                 else:
                     lo, hi = rand_bound(rng, pool), rand_bound(rng, pool)
-                if ambiguous(lo, hi):
-                    continue
                 req = b"delete_range %s %s\r\n" % (lo, hi)
                 if inverted(lo, hi):
                     checks.append(("line", req, b"CLIENT_ERROR bad range"))
@@ -135,8 +133,6 @@ def test_random_differential(server, tmp_path):
                     checks.append(("line", req, b"DELETED %d" % n))
             elif r < 0.55:
                 lo, hi = rand_bound(rng, pool), rand_bound(rng, pool)
-                if ambiguous(lo, hi):
-                    continue
                 req = b"count %s %s\r\n" % (lo, hi)
                 if inverted(lo, hi):
                     checks.append(("line", req, b"CLIENT_ERROR bad range"))
@@ -147,13 +143,9 @@ def test_random_differential(server, tmp_path):
                 cmd = rng.choice((b"range", b"ranges", b"rrange",
                                   b"rranges", b"keys"))
                 lo, hi = rand_bound(rng, pool), rand_bound(rng, pool)
-                if ambiguous(lo, hi):
-                    continue
                 # mostly from <= to
                 if inverted(lo, hi) and rng.random() < 0.8:
                     lo, hi = hi, lo
-                    if ambiguous(lo, hi):
-                        continue
                 count = rng.choice((None, 1, 2, 5, 17, 50, 300))
                 req = b"%s %s %s" % (cmd, lo, hi)
                 if count is not None:
