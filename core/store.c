@@ -271,6 +271,19 @@ static size_t radix_insert_worst_locked(const struct store *s,
 	return nodes * s->node_size;
 }
 
+/*
+ * The size memcached 1.6 checks against -I for an item of this shape: its
+ * 48-byte header, the 8-byte CAS, the key and its NUL, the flags when they
+ * are not 0, the value and its "\r\n". Using the same sum makes the
+ * largest value that -I admits the same as there, whatever our own header
+ * costs (that is what memory_limit counts, with item_total_size()).
+ */
+static size_t item_mc_size(size_t nkey, uint32_t flags, uint32_t nbytes)
+{
+	return 48 + 8 + nkey + 1 + (flags ? sizeof(flags) : 0) +
+	       (size_t)nbytes + 2;
+}
+
 /* ---- time and flush_all ---- */
 
 static int64_t store_epoch(const struct store *s)
@@ -922,6 +935,7 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 
 /* ---- the public item API ---- */
 
+
 int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,
 		     struct item **out)
@@ -929,7 +943,7 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 	size_t total = item_total_size(nkey, nbytes);
 	struct item *it;
 
-	if (total > s->cfg.item_size_max ||
+	if (item_mc_size(nkey, flags, nbytes) > s->cfg.item_size_max ||
 	    (s->cfg.mem_limit && total > s->cfg.mem_limit))
 		return -E2BIG;
 	it = item_alloc(key, nkey, flags, exptime, nbytes);
@@ -978,7 +992,7 @@ static enum store_result store_concat(struct store *s, struct item *it,
 		}
 		nbytes = (uint64_t)old->nbytes + it->nbytes;
 		if (nbytes > UINT32_MAX ||
-		    item_total_size(k.nkey, (uint32_t)nbytes) >
+		    item_mc_size(k.nkey, old->flags, (uint32_t)nbytes) >
 		    s->cfg.item_size_max) {
 			item_put(old);
 			ret = STORE_TOO_LARGE;
@@ -1094,22 +1108,47 @@ int store_delete(struct store *s, const char *key, size_t nkey)
 }
 
 /* The value of @it as a number: 1..20 digits that fit in 64 bits. */
+/*
+ * Read the value of @it as memcached's safe_strtoull() reads it: leading
+ * white space, an optional sign, decimal digits, then white space, a NUL or
+ * the end of the value. No digits or an overflow is not a number; a minus
+ * sign is refused only when the negated result would be negative as a
+ * signed 64-bit number, as there.
+ */
+static bool is_c_space(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 static bool item_value_u64(const struct item *it, uint64_t *out)
 {
-	const char *p = item_value_const(it);
+	const unsigned char *p = (const unsigned char *)item_value_const(it);
+	const unsigned char *end = p + it->nbytes;
+	bool minus = false;
 	uint64_t v = 0;
-	uint32_t i;
+	const unsigned char *digits;
 
-	if (it->nbytes == 0 || it->nbytes > 20)
-		return false;
-	for (i = 0; i < it->nbytes; i++) {
-		unsigned int d = (unsigned char)p[i] - '0';
+	while (p < end && is_c_space(*p))
+		p++;
+	if (p < end && (*p == '+' || *p == '-'))
+		minus = *p++ == '-';
+	digits = p;
+	while (p < end && *p >= '0' && *p <= '9') {
+		unsigned int d = *p - '0';
 
-		if (d > 9)
-			return false;
 		if (v > (UINT64_MAX - d) / 10)
-			return false;
+			return false;		/* ERANGE */
 		v = v * 10 + d;
+		p++;
+	}
+	if (p == digits)
+		return false;
+	if (p < end && *p != '\0' && !is_c_space(*p))
+		return false;
+	if (minus) {
+		v = (uint64_t)0 - v;
+		if ((int64_t)v < 0)
+			return false;
 	}
 	*out = v;
 	return true;
@@ -1679,7 +1718,6 @@ void store_stats(struct store *s, struct store_stats *st)
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
-		unsigned int chain;
 
 		shard_lock(sh);
 		st->curr_items += sh->curr_items;
@@ -1693,15 +1731,30 @@ void store_stats(struct store *s, struct store_stats *st)
 		st->expired_unfetched += sh->expired_unfetched;
 		st->reclaimed += sh->reclaimed;
 		st->hash_buckets += (uint64_t)1 << sh->ht.bits;
-		chain = htable_max_chain(&sh->ht);
-		if (chain > st->hash_max_chain)
-			st->hash_max_chain = chain;
 		st->radix_nodes += sh->ints.nr_nodes;
 		st->rehashing += htable_rehashing(&sh->ht);
 		shard_unlock(sh);
 	}
 	st->limit_maxbytes = s->cfg.mem_limit;
 	st->nshards = s->cfg.nshards;
+}
+
+uint64_t store_hash_max_chain(struct store *s)
+{
+	uint64_t max = 0;
+	unsigned int i;
+
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+		unsigned int chain;
+
+		shard_lock(sh);
+		chain = htable_max_chain(&sh->ht);
+		shard_unlock(sh);
+		if (chain > max)
+			max = chain;
+	}
+	return max;
 }
 
 void store_stats_reset(struct store *s)

@@ -95,7 +95,6 @@ struct store_stats {
 	uint64_t expired_unfetched;	/* expired items reclaimed never read */
 	uint64_t reclaimed;		/* expired/flushed items reclaimed */
 	uint64_t hash_buckets;		/* buckets over all shards */
-	uint64_t hash_max_chain;	/* longest chain seen (full scan) */
 	uint64_t radix_nodes;		/* radix nodes over all shards */
 	uint64_t rehashing;		/* shards growing their table now */
 	uint64_t nshards;
@@ -174,8 +173,9 @@ rel_time_t store_exptime(const struct store *s, int64_t exptime);
  * @out:     receives the item, with one reference for the caller
  *
  * Context: takes no lock; allocates.
- * Return: 0; -E2BIG if the item would exceed item_size_max or the whole
- * memory limit; -ENOMEM if the allocator failed.
+ * Return: 0; -E2BIG if the item is over item_size_max counted as
+ * memcached counts it (48-byte header, CAS, key, NUL, flags, value, "\r\n")
+ * or over the whole memory limit; -ENOMEM if the allocator failed.
  */
 int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,
@@ -377,6 +377,18 @@ int store_bound_cmp(const struct store_bound *a, const struct store_bound *b);
  * Context: takes and releases each shard lock in turn.
  */
 void store_stats(struct store *s, struct store_stats *st);
+
+/**
+ * store_hash_max_chain() - the longest hash chain over every shard
+ * @s: the store
+ *
+ * Walks every bucket of every table, so it costs O(items); for a debugging
+ * stat ("stats anchorkv"), not for the plain "stats" a monitor polls.
+ *
+ * Context: takes and releases each shard lock in turn.
+ * Return: the length of the longest chain.
+ */
+uint64_t store_hash_max_chain(struct store *s);
 
 /**
  * store_stats_reset() - zero the resettable counters (stats reset)

@@ -158,7 +158,6 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "curr_str_items", st->curr_str_items);
 	stat_u64(out, "index_bytes", st->index_bytes);
 	stat_u64(out, "hash_buckets", st->hash_buckets);
-	stat_u64(out, "hash_max_chain", st->hash_max_chain);
 	stat_u64(out, "radix_nodes", st->radix_nodes);
 	stat_u64(out, "shards", st->nshards);
 	stat_str(out, "allocator", ak_alloc_name());
@@ -178,7 +177,7 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_u64(out, "pid", (uint64_t)getpid());
 	stat_u64(out, "uptime", (uint64_t)(now - srv->started));
 	stat_u64(out, "time", (uint64_t)now);
-	stat_str(out, "version", ANCHORKV_VERSION);
+	stat_str(out, "version", PROTO_VERSION);
 	stat_str(out, "libevent", event_get_version());
 	stat_u64(out, "pointer_size", 8 * sizeof(void *));
 	reply_addf(out, "STAT rusage_user %ld.%06ld\r\n",
@@ -243,6 +242,7 @@ static void stats_anchorkv(struct server *srv, struct reply *out)
 	stats_sum(srv, &t);
 	store_stats(srv->store, &st);
 	stats_own(out, &t, &st);
+	stat_u64(out, "hash_max_chain", store_hash_max_chain(srv->store));
 }
 
 static void stats_settings(struct reply *out)

@@ -10,6 +10,7 @@
  * store_check_invariants() runs after each part. SEED=<n> in the
  * environment changes the random seed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -346,17 +347,29 @@ static void test_examples(unsigned int nshards)
 	CHECK(store_incr_decr(s, "n", 1, false, 1, &v, NULL) == 0 && v == 0);
 	CHECK(set(s, "n", "18446744073709551616") == STORE_STORED);
 	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	/* the value is read as memcached's safe_strtoull() reads it */
 	CHECK(set(s, "n", "000000000000000000001") == STORE_STORED); /* 21 */
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
 	CHECK(set(s, "n", "12a") == STORE_STORED);
 	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(holds(s, "n", "12a"));
+	CHECK(set(s, "n", "12 a") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 13);
 	CHECK(set(s, "n", "-1") == STORE_STORED);
 	CHECK(store_incr_decr(s, "n", 1, false, 1, &v, NULL) == -EINVAL);
+	CHECK(set(s, "n", "-18446744073709551615") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
+	CHECK(set(s, "n", "+7") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 8);
 	CHECK(set(s, "n", "") == STORE_STORED);
 	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
-	CHECK(set(s, "n", " 1") == STORE_STORED);
+	CHECK(set(s, "n", " \t ") == STORE_STORED);
 	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
-	CHECK(holds(s, "n", " 1"));
+	CHECK(set(s, "n", "-") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(set(s, "n", " 1") == STORE_STORED);
+	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
+	CHECK(holds(s, "n", "2"));
 	CHECK(set(s, "100", "99") == STORE_STORED);
 	CHECK(store_incr_decr(s, "100", 3, true, 1, &v, NULL) == 0 &&
 	      v == 100);
@@ -811,6 +824,23 @@ static void rnd_value(char *buf, uint32_t *n)
 		*n = (uint32_t)snprintf(buf, 24, "%" PRIu64,
 					rnd() >> rnd_below(64));
 		return;
+	case 7:	/* a number as strtoull() may or may not read it */
+		if (rnd_below(2)) {
+			static const char *const pre[] = {
+				"", " ", "\t", "0", "-", "+", "-0", " -", "x" };
+			static const char *const post[] = {
+				"", " ", "\r\n", "a", "\0", "0", " 1", "-" };
+
+			*n = (uint32_t)snprintf(buf, 64, "%s%" PRIu64 "%s",
+					pre[rnd_below(9)],
+					rnd() >> rnd_below(64),
+					post[rnd_below(7)]);
+			if (rnd_below(8) == 0)
+				buf[(*n)++] = '\0';
+			return;
+		}
+		len = rnd_below(48);
+		break;
 	case 1:
 		len = rnd_below(VAL_MAX / 2);
 		break;
@@ -823,21 +853,27 @@ static void rnd_value(char *buf, uint32_t *n)
 	*n = len;
 }
 
+/*
+ * The reference for what incr accepts: the C library's strtoull() on a
+ * NUL-terminated copy followed by "\r\n", checked as memcached's
+ * safe_strtoull() checks it.
+ */
 static bool m_number(const struct ment *e, uint64_t *v)
 {
-	char text[24];
-	uint32_t i;
+	char text[VAL_MAX + 3], *end;
+	unsigned long long n;
 
-	if (!e->nval || e->nval > 20)
-		return false;
-	for (i = 0; i < e->nval; i++)
-		if (e->val[i] < '0' || e->val[i] > '9')
-			return false;
-	if (e->nval == 20 && memcmp(e->val, "18446744073709551615", 20) > 0)
-		return false;
 	memcpy(text, e->val, e->nval);
-	text[e->nval] = '\0';
-	*v = strtoull(text, NULL, 10);
+	memcpy(text + e->nval, "\r\n", 3);
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	if (errno == ERANGE || end == text)
+		return false;
+	if (!isspace((unsigned char)*end) && *end != '\0')
+		return false;
+	if ((long long)n < 0 && memchr(text, '-', (size_t)(end - text)))
+		return false;
+	*v = n;
 	return true;
 }
 
