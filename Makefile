@@ -38,7 +38,7 @@ ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
 UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
 BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev pkg-config gcc make
-TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd
+TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached
 BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
 FUZZ_DEPS  := clang libclang-rt-14-dev
 
@@ -50,6 +50,8 @@ FUZZ_SECONDS ?= 60
 all: build/anchorkv
 
 # Installs what is missing: with apt-get when root, else prints the command.
+# The reference servers' packages start a service on their default port
+# (11211 is ours): a service this install started is stopped again.
 define install_pkgs
 	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -58,6 +60,9 @@ define install_pkgs
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
 	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	    for s in memcached redis-server; do \
+	      case " $$missing " in *" $$s "*) service $$s stop >/dev/null 2>&1 || true;; esac; \
+	    done; \
 	  else \
 	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
