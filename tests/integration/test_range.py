@@ -1,5 +1,5 @@
 """The range extension (anchorkv only): range, ranges, rrange, rranges,
-keys, count, delete_range. Semantics: /work/shared/DESIGN.md "Protocol" and
+keys, count, delete_range. Semantics: the range extension in
 protocol/PROTOCOL.md. Expected answers come from keyspace.Model, an
 independent model of the ordered keyspace.
 

@@ -105,8 +105,8 @@ static void test_format(void)
 	/* the last of a repeated directive wins */
 	CHECK(parse(&s, "threads 2\nthreads 3\n") == 0 && s.threads == 3);
 	/* quotes: spaces kept, "" is empty */
-	CHECK(parse(&s, "pidfile \"/tmp/a b.pid\"\n") == 0);
-	CHECK(!strcmp(s.pidfile, "/tmp/a b.pid"));
+	CHECK(parse(&s, "pidfile \"/run/a b.pid\"\n") == 0);
+	CHECK(!strcmp(s.pidfile, "/run/a b.pid"));
 	CHECK(parse(&s, "pidfile \"\"\n") == 0 && s.pidfile[0] == '\0');
 	CHECK(parse(&s, "pidfile \"abc\n") == -EINVAL);
 	CHECK(parse(&s, "pidfile \"a\"b\"\n") == -EINVAL);
@@ -229,8 +229,8 @@ static void test_directives(void)
 		{ "listen", "host:0", false }, { "listen", "host:", false },
 		{ "listen", "[::1", false }, { "listen", "[]:5", false },
 		{ "listen", ",,", false }, { "listen", "a:99999", false },
-		{ "unixsocket", "/tmp/x.sock", true },
-		{ "unixsocket", "/tmp/0123456789012345678901234567890123456789"
+		{ "unixsocket", "/run/x.sock", true },
+		{ "unixsocket", "/run/0123456789012345678901234567890123456789"
 		  "01234567890123456789012345678901234567890123456789"
 		  "0123456789012345678", false },
 		{ "unixsocket_perm", "0777", true },
@@ -257,7 +257,7 @@ static void test_directives(void)
 		{ "shutdown_enabled", "1", true },
 		{ "daemonize", "on", true }, { "verbosity", "3", true },
 		{ "verbosity", "4", false }, { "user", "nobody", true },
-		{ "logfile", "/tmp/a.log", true },
+		{ "logfile", "/run/a.log", true },
 		{ "pidfile", "/run/a\x01.pid", false },
 	};
 	size_t i;
