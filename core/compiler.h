@@ -16,6 +16,8 @@
  * @member: name of the member inside @type
  *
  * Return: pointer to the structure of @type that holds *@ptr.
+ *
+ * Context: any.
  */
 #define container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))

@@ -153,6 +153,8 @@ int htable_grow_start(struct htable *ht, struct hlist_head *buckets);
  * @ht: the table
  *
  * Context: the caller holds the table's lock.
+ *
+ * Return: true while an incremental resize is in progress.
  */
 bool htable_rehashing(const struct htable *ht);
 

@@ -29,6 +29,8 @@ struct list_head {
 /**
  * INIT_LIST_HEAD() - make @list an empty list (or an unlinked node)
  * @list: the head or node
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void INIT_LIST_HEAD(struct list_head *list)
 {
@@ -36,6 +38,16 @@ static inline void INIT_LIST_HEAD(struct list_head *list)
 	list->prev = list;
 }
 
+/**
+ * list_link_between() - link @entry between two adjacent nodes
+ * @entry: node to insert, not on any list
+ * @prev:  the node that will precede it
+ * @next:  the node that will follow it (@prev->next)
+ *
+ * The step list_add() and list_add_tail() share.
+ *
+ * Context: any; the caller provides the locking of the list.
+ */
 static inline void list_link_between(struct list_head *entry,
 				     struct list_head *prev,
 				     struct list_head *next)
@@ -50,6 +62,8 @@ static inline void list_link_between(struct list_head *entry,
  * list_add() - insert @entry right after @head (stack order)
  * @entry: node to insert, not on any list
  * @head:  list head or node to insert after
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_add(struct list_head *entry, struct list_head *head)
 {
@@ -60,6 +74,8 @@ static inline void list_add(struct list_head *entry, struct list_head *head)
  * list_add_tail() - insert @entry right before @head (queue order)
  * @entry: node to insert, not on any list
  * @head:  list head or node to insert before
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_add_tail(struct list_head *entry, struct list_head *head)
 {
@@ -69,6 +85,8 @@ static inline void list_add_tail(struct list_head *entry, struct list_head *head
 /**
  * list_del_init() - unlink @entry and leave it as an empty, unlinked node
  * @entry: a linked node (or an initialised unlinked one: then a no-op)
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_del_init(struct list_head *entry)
 {
@@ -80,6 +98,8 @@ static inline void list_del_init(struct list_head *entry)
 /**
  * list_del() - unlink @entry; it must not be used again before re-adding
  * @entry: a linked node
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_del(struct list_head *entry)
 {
@@ -93,6 +113,8 @@ static inline void list_del(struct list_head *entry)
  * list_replace() - put @new where @old is; @old is left dangling
  * @old: a linked node
  * @new: a node on no list
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_replace(struct list_head *old, struct list_head *new)
 {
@@ -106,6 +128,8 @@ static inline void list_replace(struct list_head *old, struct list_head *new)
  * list_move() - unlink @entry and insert it after @head
  * @entry: a linked node
  * @head:  where it goes
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_move(struct list_head *entry, struct list_head *head)
 {
@@ -118,6 +142,8 @@ static inline void list_move(struct list_head *entry, struct list_head *head)
  * list_move_tail() - unlink @entry and insert it before @head
  * @entry: a linked node
  * @head:  where it goes
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_move_tail(struct list_head *entry, struct list_head *head)
 {
@@ -129,6 +155,9 @@ static inline void list_move_tail(struct list_head *entry, struct list_head *hea
 /**
  * list_empty() - whether @head has no entries
  * @head: the list
+ *
+ * Context: any; the caller provides the locking of the list.
+ * Return: true if @head has no entry.
  */
 static inline bool list_empty(const struct list_head *head)
 {
@@ -139,6 +168,9 @@ static inline bool list_empty(const struct list_head *head)
  * list_is_last() - whether @entry is the last one on @head
  * @entry: a node on @head
  * @head:  the list
+ *
+ * Context: any; the caller provides the locking of the list.
+ * Return: true if @entry is the last entry of @head.
  */
 static inline bool list_is_last(const struct list_head *entry,
 				const struct list_head *head)
@@ -150,6 +182,8 @@ static inline bool list_is_last(const struct list_head *entry,
  * list_splice_tail_init() - move every entry of @list to the end of @head
  * @list: the list to empty
  * @head: the list that receives them
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void list_splice_tail_init(struct list_head *list,
 					 struct list_head *head)
@@ -236,6 +270,8 @@ static inline void INIT_HLIST_HEAD(struct hlist_head *h)
 /**
  * INIT_HLIST_NODE() - mark @n as unlinked (hlist_unhashed() is then true)
  * @n: the node
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void INIT_HLIST_NODE(struct hlist_node *n)
 {
@@ -246,12 +282,22 @@ static inline void INIT_HLIST_NODE(struct hlist_node *n)
 /**
  * hlist_unhashed() - whether @n is on no hlist
  * @n: a node initialised with INIT_HLIST_NODE() or unlinked by hlist_del_init()
+ *
+ * Context: any; the caller provides the locking of the list.
+ * Return: true if @n is on no list.
  */
 static inline bool hlist_unhashed(const struct hlist_node *n)
 {
 	return !n->pprev;
 }
 
+/**
+ * hlist_empty() - whether a bucket holds no node
+ * @h: the bucket
+ *
+ * Context: any; the caller provides the locking of the list.
+ * Return: true if @h is empty.
+ */
 static inline bool hlist_empty(const struct hlist_head *h)
 {
 	return !h->first;
@@ -260,6 +306,8 @@ static inline bool hlist_empty(const struct hlist_head *h)
 /**
  * hlist_del_init() - unlink @n from its bucket and mark it unlinked
  * @n: a node, linked or not
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void hlist_del_init(struct hlist_node *n)
 {
@@ -275,6 +323,8 @@ static inline void hlist_del_init(struct hlist_node *n)
  * hlist_add_head() - insert @n first in bucket @h
  * @n: an unlinked node
  * @h: the bucket
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
 {
@@ -291,6 +341,8 @@ static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
  * hlist_add_behind() - insert @n right after @prev
  * @n:    an unlinked node
  * @prev: a linked node
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void hlist_add_behind(struct hlist_node *n, struct hlist_node *prev)
 {
@@ -305,6 +357,8 @@ static inline void hlist_add_behind(struct hlist_node *n, struct hlist_node *pre
  * hlist_replace() - put @new where @old is, leaving @old unlinked
  * @old: a linked node
  * @new: an unlinked node
+ *
+ * Context: any; the caller provides the locking of the list.
  */
 static inline void hlist_replace(struct hlist_node *old, struct hlist_node *new)
 {

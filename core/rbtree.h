@@ -49,16 +49,39 @@ struct rb_root {
 #define RB_RED		0
 #define RB_BLACK	1
 
+/**
+ * rb_parent() - the parent of @node
+ * @node: a node in a tree
+ *
+ * The parent pointer and the colour share one word; the colour is bit 0.
+ *
+ * Context: the caller holds the tree's lock.
+ * Return: the parent, or NULL for the root.
+ */
 static inline struct rb_node *rb_parent(const struct rb_node *node)
 {
 	return (struct rb_node *)(node->rb_parent_color & ~(uintptr_t)3);
 }
 
+/**
+ * rb_is_black() - whether @node is black
+ * @node: a node in a tree
+ *
+ * Context: the caller holds the tree's lock.
+ * Return: true if black.
+ */
 static inline bool rb_is_black(const struct rb_node *node)
 {
 	return node->rb_parent_color & RB_BLACK;
 }
 
+/**
+ * rb_is_red() - whether @node is red
+ * @node: a node in a tree
+ *
+ * Context: the caller holds the tree's lock.
+ * Return: true if red.
+ */
 static inline bool rb_is_red(const struct rb_node *node)
 {
 	return !rb_is_black(node);

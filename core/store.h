@@ -147,6 +147,8 @@ rel_time_t store_now(const struct store *s);
  * @s: the store
  *
  * Context: any; lock free.
+ *
+ * Return: the current time of the store's clock, in seconds since 1970.
  */
 int64_t store_unix_time(const struct store *s);
 

@@ -44,6 +44,8 @@ struct parse_line {
  * @end: its end
  *
  * Runs of spaces separate tokens; only ' ' separates (as memcached).
+ *
+ * Context: any; a pure function of its arguments.
  */
 void parse_tokenize(struct parse_line *l, const char *p, const char *end);
 
@@ -52,6 +54,9 @@ void parse_tokenize(struct parse_line *l, const char *p, const char *end);
  * @t:   the token
  * @s:   a NUL-terminated word
  * @len: strlen(@s)
+ *
+ * Context: any; a pure function of its arguments.
+ * Return: true if @t holds exactly the @len bytes of @s.
  */
 static inline bool token_is(const struct token *t, const char *s, size_t len)
 {
@@ -67,6 +72,9 @@ static inline bool token_is(const struct token *t, const char *s, size_t len)
  *
  * A key is 1 to KEY_MAX_LENGTH bytes, none of them a control character,
  * a space or DEL (0x00-0x20, 0x7f).
+ *
+ * Context: any; a pure function of its arguments.
+ * Return: true if every byte may appear in a key.
  */
 static inline bool key_bytes_ok(const char *k, size_t n)
 {
@@ -89,6 +97,8 @@ static inline bool key_bytes_ok(const char *k, size_t n)
  * @out: receives the value
  *
  * Return: true if the token is one.
+ *
+ * Context: any; a pure function of its arguments.
  */
 bool parse_u64(const struct token *t, uint64_t *out);
 
@@ -100,6 +110,8 @@ bool parse_u64(const struct token *t, uint64_t *out);
  * As parse_u64(), and the value must fit in 32 bits.
  *
  * Return: true if the token is one.
+ *
+ * Context: any; a pure function of its arguments.
  */
 bool parse_u32(const struct token *t, uint32_t *out);
 
@@ -109,6 +121,8 @@ bool parse_u32(const struct token *t, uint32_t *out);
  * @out: receives the value
  *
  * Return: true if the token is one and it fits in 32 bits.
+ *
+ * Context: any; a pure function of its arguments.
  */
 bool parse_s32(const struct token *t, int32_t *out);
 
@@ -119,6 +133,8 @@ bool parse_s32(const struct token *t, int32_t *out);
  * @out: receives the count, 1..@cap
  *
  * Return: true if the token is one.
+ *
+ * Context: any; a pure function of its arguments.
  */
 bool parse_count(const struct token *t, unsigned int cap, unsigned int *out);
 
@@ -128,6 +144,8 @@ bool parse_count(const struct token *t, unsigned int cap, unsigned int *out);
  * @b: filled in; its key points into the token
  *
  * Return: true if the token is one (the key 1..KEY_MAX_LENGTH valid bytes).
+ *
+ * Context: any; a pure function of its arguments.
  */
 bool parse_bound(const struct token *t, struct store_bound *b);
 
@@ -137,6 +155,8 @@ bool parse_bound(const struct token *t, struct store_bound *b);
  * @v: the value
  *
  * Return: the end of what was written (no NUL).
+ *
+ * Context: any; a pure function of its arguments.
  */
 static inline char *fmt_u64(char *p, uint64_t v)
 {
@@ -163,6 +183,8 @@ static inline char *fmt_u64(char *p, uint64_t v)
  * inlines for a bounded memcpy().
  *
  * Return: @dst + @n.
+ *
+ * Context: any; a pure function of its arguments.
  */
 static inline char *put_bytes(char *dst, const char *src, size_t n)
 {

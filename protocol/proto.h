@@ -195,6 +195,8 @@ size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
  * written first (memcached writes a pending error line before closing).
  *
  * Context: the owning worker thread.
+ *
+ * Return: true once the engine has decided to close the connection.
  */
 static inline bool proto_closed(const struct proto_conn *pc)
 {

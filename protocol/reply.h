@@ -47,12 +47,16 @@ struct reply_mark {
 /**
  * reply_init() - an empty queue
  * @r: the queue
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 void reply_init(struct reply *r);
 
 /**
  * reply_free() - drop every queued byte and item reference
  * @r: the queue; empty and reusable afterwards
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 void reply_free(struct reply *r);
 
@@ -63,6 +67,8 @@ void reply_free(struct reply *r);
  * @len: their number
  *
  * Return: 0, or -ENOMEM (nothing queued).
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 int reply_add(struct reply *r, const void *p, size_t len);
 
@@ -72,6 +78,8 @@ int reply_add(struct reply *r, const void *p, size_t len);
  * @fmt: format
  *
  * Return: 0, or -ENOMEM.
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 int reply_addf(struct reply *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -85,6 +93,8 @@ int reply_addf(struct reply *r, const char *fmt, ...)
  * @len: their number
  *
  * Return: 0, or -ENOMEM (the reference is dropped).
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 int reply_add_ref(struct reply *r, struct item *it, const void *p, size_t len);
 
@@ -98,6 +108,8 @@ int reply_add_ref(struct reply *r, struct item *it, const void *p, size_t len);
  * in between.
  *
  * Return: where to write, or NULL (-ENOMEM; nothing changed).
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 char *reply_reserve(struct reply *r, size_t len);
 
@@ -105,6 +117,8 @@ char *reply_reserve(struct reply *r, size_t len);
  * reply_commit() - queue bytes written after reply_reserve()
  * @r:   the queue
  * @len: bytes written, <= what was reserved
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 void reply_commit(struct reply *r, size_t len);
 
@@ -112,6 +126,8 @@ void reply_commit(struct reply *r, size_t len);
  * reply_mark() - remember the end of the queue
  * @r: the queue
  * @m: filled in
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 void reply_mark(const struct reply *r, struct reply_mark *m);
 
@@ -121,12 +137,17 @@ void reply_mark(const struct reply *r, struct reply_mark *m);
  * @m: from reply_mark() on @r, with no reply_consume() since
  *
  * Releases the item references queued after the mark.
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 void reply_rewind(struct reply *r, const struct reply_mark *m);
 
 /**
  * reply_pending() - bytes queued and not yet written
  * @r: the queue
+ *
+ * Context: the thread that owns the connection; takes no lock.
+ * Return: the number of bytes queued and not yet consumed.
  */
 static inline size_t reply_pending(const struct reply *r)
 {
@@ -140,6 +161,8 @@ static inline size_t reply_pending(const struct reply *r)
  * @max: their number
  *
  * Return: the number of iovecs filled (0 when nothing is pending).
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 int reply_iov(const struct reply *r, struct iovec *iov, int max);
 
@@ -149,6 +172,8 @@ int reply_iov(const struct reply *r, struct iovec *iov, int max);
  * @n: bytes written by the last writev(), <= reply_pending()
  *
  * Releases finished chunks and item references.
+ *
+ * Context: the thread that owns the connection; takes no lock.
  */
 void reply_consume(struct reply *r, size_t n);
 

@@ -43,6 +43,8 @@ void log_msg(enum log_level level, const char *fmt, ...)
  * Lets callers skip formatting arguments that cost something.
  *
  * Context: any.
+ *
+ * Return: true if a message of @level would be written.
  */
 static inline bool log_enabled(enum log_level level)
 {

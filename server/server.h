@@ -54,6 +54,8 @@ struct server {
  * server_now_us() - monotonic microseconds, for durations
  *
  * Context: any.
+ *
+ * Return: microseconds of the monotonic clock.
  */
 uint64_t server_now_us(void);
 
