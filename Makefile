@@ -130,9 +130,14 @@ build/bench_core: tests/bench/bench_core.c $(REL_LIB_OBJS)
 bench-core: deps build/bench_core
 	./build/bench_core
 
+# the load and range client of tests/bench/bench.sh (libc only, no core)
+build/akbench: tests/bench/akbench.c
+	@mkdir -p build
+	$(CC) -std=gnu11 -g -O2 -D_GNU_SOURCE $(WARN) -o $@ $<
+
 bench: deps-bench
-	@$(MAKE) --no-print-directory build/anchorkv
-	@sh tests/bench/bench.sh
+	@$(MAKE) --no-print-directory build/anchorkv build/akbench
+	@bash tests/bench/bench.sh
 
 fuzz: deps-fuzz
 	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)

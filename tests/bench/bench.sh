@@ -1,0 +1,389 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# bench.sh - anchorkv against memcached and redis-server, side by side in
+# one run (called by `make bench`, which builds build/anchorkv and
+# build/akbench first).
+#
+#  1. throughput: every server (anchorkv -t 1 and -t 2, memcached -t 1 and
+#     -t 2, redis-server) runs every workload, interleaved round by round;
+#     ops/s and p50/p99 latency from the load generator, server CPU time
+#     per operation from /proc/<pid>/stat; medians over the rounds;
+#  2. memory: RSS and bytes per item after loading 1M and 10M items;
+#  3. ranges: anchorkv's range/keys/count against Redis sorted sets.
+#
+# Knobs (environment):
+#   BENCH_ROUNDS=3          rounds of section 1 (and 3)
+#   BENCH_SECONDS=10        seconds per workload run
+#   BENCH_QUICK=1           smoke run of about two minutes
+#   BENCH_MEM_ITEMS="1000000 10000000"   item counts of section 2
+#   BENCH_RANGE_SECONDS=3   seconds per range measurement
+#   BENCH_GENERATOR=auto    auto, memtier or memcaslap
+#   BENCH_SECTIONS="load memory range"
+#   BENCH_OUT=tests/bench/results
+#
+# Writes $BENCH_OUT/latest.md (the tables, machine, versions) and
+# $BENCH_OUT/bench.png (gnuplot chart) and prints the tables.
+set -eu
+
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+AK=$ROOT/build/anchorkv
+AKB=$ROOT/build/akbench
+PY=/usr/bin/python3
+OUT=${BENCH_OUT:-$ROOT/tests/bench/results}
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	ROUNDS=${BENCH_ROUNDS:-1}
+	SECONDS_RUN=${BENCH_SECONDS:-2}
+	MEM_ITEMS=${BENCH_MEM_ITEMS:-"100000 1000000"}
+	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-1}
+	RANGE_KEYS=100000
+else
+	ROUNDS=${BENCH_ROUNDS:-3}
+	SECONDS_RUN=${BENCH_SECONDS:-10}
+	MEM_ITEMS=${BENCH_MEM_ITEMS:-"1000000 10000000"}
+	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-3}
+	RANGE_KEYS=1000000
+fi
+SECTIONS=${BENCH_SECTIONS:-"load memory range"}
+GEN=${BENCH_GENERATOR:-auto}
+if [ "$GEN" = auto ]; then
+	if command -v memtier_benchmark >/dev/null; then
+		GEN=memtier
+	else
+		GEN=memcaslap
+	fi
+fi
+KEYS=100000
+CLK_TCK=$(getconf CLK_TCK)
+
+for f in "$AK" "$AKB"; do
+	[ -x "$f" ] || { echo "bench: $f missing (run make bench)" >&2; exit 1; }
+done
+for c in memcached redis-server redis-cli gnuplot; do
+	command -v $c >/dev/null || { echo "bench: $c missing" >&2; exit 1; }
+done
+command -v "${GEN/memtier/memtier_benchmark}" >/dev/null ||
+	{ echo "bench: no load generator ($GEN)" >&2; exit 1; }
+
+TMP=$(mktemp -d)
+RAW=$TMP/raw.tsv
+: >"$RAW"
+PIDS=""
+
+cleanup() {
+	local p
+	for p in $PIDS; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in $PIDS; do
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() {
+	echo "bench: $*" >&2
+}
+
+free_port() {
+	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_port() {
+	local i
+	for i in $(seq 100); do
+		$PY -c "import socket; socket.create_connection(('127.0.0.1', $1), 1)" \
+			2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "bench: nothing listens on port $1" >&2
+	return 1
+}
+
+# start_server NAME: starts server NAME on a free port; sets
+# PORT_<NAME> and PID_<NAME>. Names: ak1 ak2 mc1 mc2 redis.
+start_server() {
+	local name=$1 port pid user=""
+	port=$(free_port)
+	[ "$(id -u)" = 0 ] && user="-u nobody"
+	case $name in
+	ak1|ak2)
+		"$AK" -p "$port" -t "${name#ak}" -m 4096 -c 4096 \
+			2>"$TMP/$name.log" &
+		;;
+	mc1|mc2)
+		memcached $user -l 127.0.0.1 -p "$port" -t "${name#mc}" \
+			-m 4096 -c 4096 2>"$TMP/$name.log" &
+		;;
+	redis)
+		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+			--appendonly no --daemonize no --maxclients 4096 \
+			>"$TMP/$name.log" 2>&1 &
+		;;
+	esac
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_port "$port"
+	eval "PORT_$name=$port PID_$name=$pid"
+}
+
+stop_server() {
+	local pid
+	eval "pid=\$PID_$1"
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+proto_of() {
+	case $1 in redis) echo resp ;; *) echo mc ;; esac
+}
+
+# cpu_ticks PID: utime + stime of PID, in clock ticks
+cpu_ticks() {
+	sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+rss_kb() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+# item_count NAME: items the server holds (stats curr_items / DBSIZE)
+item_count() {
+	local port
+	eval "port=\$PORT_$1"
+	if [ "$1" = redis ]; then
+		redis-cli -p "$port" DBSIZE
+	else
+		$PY - "$port" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"stats\r\n")
+buf = b""
+while not buf.endswith(b"END\r\n"):
+    buf += s.recv(65536)
+for line in buf.decode().split("\r\n"):
+    if line.startswith("STAT curr_items "):
+        print(line.split()[2])
+EOF
+	fi
+}
+
+# load NAME FIRST N PREFIX BYTES [ZKEY]
+load() {
+	local port proto z=""
+	eval "port=\$PORT_$1"
+	proto=$(proto_of "$1")
+	[ $# -ge 6 ] && z="-z $6"
+	"$AKB" load -P "$proto" -p "$port" -s "$2" -n "$3" -x "$4" -d "$5" \
+		-c 4 -D 64 $z >"$TMP/load.out" ||
+		{ cat "$TMP/load.out" >&2; echo "bench: load failed" >&2; exit 1; }
+}
+
+# ---- section 1: throughput ----
+
+SERVERS="ak1 ak2 mc1 mc2 redis"
+WORKLOADS="p1 p16 int16 set16 big4 multiget"
+
+# memtier_args WORKLOAD PROTO: prints the workload's options, or nothing
+# if the generator cannot run it for that protocol
+memtier_args() {
+	local base="--ratio=1:10 -d 32"
+	case $1 in
+	p1)	echo "$base --pipeline=1" ;;
+	p16)	echo "$base --pipeline=16" ;;
+	int16)	echo "$base --pipeline=16 --key-prefix=" ;;
+	set16)	echo "--ratio=1:0 -d 32 --pipeline=16" ;;
+	big4)	echo "--ratio=1:10 -d 4096 --pipeline=4 --key-prefix=big-" ;;
+	multiget)
+		# memtier has no multi-key get for the redis protocol
+		[ "$2" = resp ] || echo "--ratio=0:16 -d 32 --multi-key-get=16"
+		;;
+	esac
+}
+
+# memcaslap_args WORKLOAD: memcaslap has no pipelining: the closest is as
+# many connections as memtier keeps requests in flight (50 x pipeline);
+# its keys are random strings, so int16 cannot be run
+memcaslap_args() {
+	case $1 in
+	p1)	echo "-c 50 -X 32 10" ;;
+	p16)	echo "-c 800 -X 32 10" ;;
+	set16)	echo "-c 800 -X 32 0" ;;
+	big4)	echo "-c 200 -X 4096 10" ;;
+	multiget) echo "-c 50 -X 32 10 -d 16" ;;
+	esac
+}
+
+# run_workload ROUND WORKLOAD NAME: one measured run, appends a row to RAW
+run_workload() {
+	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f
+	eval "port=\$PORT_$name pid=\$PID_$name"
+	proto=$(proto_of "$name")
+	f=$TMP/run.json
+	rm -f "$f"
+	if [ "$GEN" = memtier ]; then
+		args=$(memtier_args "$w" "$proto")
+		if [ -z "$args" ]; then
+			printf 'load\t%s\t%s\t%s\tn/a\n' "$round" "$w" "$name" >>"$RAW"
+			return
+		fi
+		t0=$(cpu_ticks "$pid")
+		# shellcheck disable=SC2086
+		memtier_benchmark -s 127.0.0.1 -p "$port" \
+			-P "$( [ "$proto" = resp ] && echo redis || echo memcache_text)" \
+			-t 1 -c 50 --key-maximum=$KEYS --test-time="$SECONDS_RUN" \
+			--hide-histogram --json-out-file="$f" $args \
+			>"$TMP/gen.out" 2>&1 ||
+			{ tail -5 "$TMP/gen.out" >&2; echo "bench: memtier failed" >&2; exit 1; }
+		t1=$(cpu_ticks "$pid")
+	else
+		if [ "$proto" = resp ] || [ "$w" = int16 ]; then
+			printf 'load\t%s\t%s\t%s\tn/a\n' "$round" "$w" "$name" >>"$RAW"
+			return
+		fi
+		set -- $(memcaslap_args "$w")
+		local conc=$2 size=$4 gets=$5
+		shift 5
+		{
+			echo "key"; echo "16 16 1"
+			echo "value"; echo "$size $size 1"
+			echo "cmd"
+			echo "0 $($PY -c "print(1 / ($gets + 1))")"
+			echo "1 $($PY -c "print($gets / ($gets + 1))")"
+		} >"$TMP/memcaslap.cfg"
+		t0=$(cpu_ticks "$pid")
+		memcaslap -s "127.0.0.1:$port" -T 1 -c "$conc" \
+			-t "${SECONDS_RUN}s" -S "${SECONDS_RUN}s" \
+			-F "$TMP/memcaslap.cfg" "$@" >"$TMP/gen.out" 2>&1 ||
+			{ tail -5 "$TMP/gen.out" >&2; echo "bench: memcaslap failed" >&2; exit 1; }
+		t1=$(cpu_ticks "$pid")
+		f=$TMP/gen.out
+	fi
+	$PY "$ROOT/tests/bench/report.py" parse "$GEN" "$f" "$((t1 - t0))" \
+		"$CLK_TCK" | while read -r ops rate p50 p99 cpu; do
+		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$w" \
+			"$name" "$ops" "$rate" "$p50" "$p99" "$cpu" >>"$RAW"
+	done
+	log "round $round $w $name: $(tail -1 "$RAW" | cut -f6-9)"
+}
+
+section_load() {
+	local s w r
+	for s in $SERVERS; do
+		start_server "$s"
+		load "$s" 0 $((KEYS + 1)) memtier- 32
+		load "$s" 0 $((KEYS + 1)) "" 32
+		load "$s" 0 $((KEYS + 1)) big- 4096
+	done
+	for r in $(seq "$ROUNDS"); do
+		for w in $WORKLOADS; do
+			for s in $SERVERS; do
+				run_workload "$r" "$w" "$s"
+			done
+		done
+	done
+	for s in $SERVERS; do
+		stop_server "$s"
+	done
+}
+
+# ---- section 2: memory ----
+
+section_memory() {
+	local s kind prefix rss0 rss n have loaded
+	for s in ak1 mc1 redis; do
+		for kind in string integer; do
+			[ $kind = string ] && prefix=key: || prefix=""
+			start_server "$s"
+			sleep 0.5
+			eval "rss0=\$(rss_kb \$PID_$s)"
+			loaded=0
+			for n in $MEM_ITEMS; do
+				load "$s" "$loaded" $((n - loaded)) "$prefix" 32
+				loaded=$n
+				sleep 0.5
+				eval "rss=\$(rss_kb \$PID_$s)"
+				have=$(item_count "$s")
+				[ "$have" = "$n" ] ||
+					{ echo "bench: $s holds $have items, want $n" >&2; exit 1; }
+				printf 'mem\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$kind" \
+					"$n" "$rss0" "$rss" "$(grep -o 'rate=.*' "$TMP/load.out")" >>"$RAW"
+				log "memory $s $kind $n: RSS ${rss0} -> ${rss} kB"
+			done
+			stop_server "$s"
+		done
+	done
+}
+
+# ---- section 3: ranges ----
+
+# range_run ROUND NAME LABEL akbench-range-args...
+range_run() {
+	local round=$1 name=$2 label=$3 port pid t0 t1
+	shift 3
+	eval "port=\$PORT_$name pid=\$PID_$name"
+	t0=$(cpu_ticks "$pid")
+	"$AKB" range -p "$port" -T "$RANGE_SECONDS" "$@" >"$TMP/range.out" ||
+		{ cat "$TMP/range.out" >&2; echo "bench: range check failed" >&2; exit 1; }
+	t1=$(cpu_ticks "$pid")
+	printf 'range\t%s\t%s\t%s\t%s\t%s\n' "$round" "$label" "$name" \
+		"$(cat "$TMP/range.out")" \
+		"cpu_ticks=$((t1 - t0)) clk_tck=$CLK_TCK" >>"$RAW"
+	log "range $round $label $name: $(cat "$TMP/range.out")"
+}
+
+section_range() {
+	local n=$RANGE_KEYS r l
+	start_server ak1
+	start_server redis
+	load ak1 0 "$n" key: 32
+	load ak1 0 "$n" "" 32
+	load redis 0 "$n" key: 0 zs
+	load redis 0 "$n" "" 0 zi
+	for r in $(seq "$ROUNDS"); do
+		for l in 10 100; do
+			range_run "$r" ak1 "string range $l" -m range -l $l -n "$n" -x key: -c 4
+			range_run "$r" ak1 "string keys $l" -m keys -l $l -n "$n" -x key: -c 4
+			range_run "$r" redis "string zrangebylex $l" -m zlex -z zs -l $l -n "$n" -x key: -c 4
+			range_run "$r" ak1 "integer range $l" -m range -l $l -n "$n" -x "" -c 4
+			range_run "$r" ak1 "integer keys $l" -m keys -l $l -n "$n" -x "" -c 4
+			range_run "$r" redis "integer zrange-byscore $l" -m zscore -z zi -l $l -n "$n" -x "" -c 4
+		done
+		range_run "$r" ak1 "count all" -m count -e $((2 * n)) -n "$n" -c 1
+		range_run "$r" redis "string zlexcount" -m zlexcount -z zs -e "$n" -n "$n" -c 1
+		range_run "$r" redis "integer zcount" -m zcount -z zi -e "$n" -n "$n" -c 1
+	done
+	stop_server ak1
+	stop_server redis
+}
+
+log "generator $GEN, $ROUNDS rounds of $SECONDS_RUN s, sections: $SECTIONS"
+for sec in $SECTIONS; do
+	"section_$sec"
+done
+
+mkdir -p "$OUT"
+{
+	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "nproc=$(nproc)"
+	echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+	echo "mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+	echo "anchorkv=$("$AK" --version 2>&1 | head -1)"
+	echo "memcached=$(memcached -V 2>&1 | head -1)"
+	echo "redis=$(redis-server --version | head -1 | cut -d' ' -f1-3)"
+	if [ "$GEN" = memtier ]; then
+		echo "generator=memtier_benchmark $(memtier_benchmark --version | head -1 | cut -d' ' -f2)"
+	else
+		echo "generator=memcaslap $(memcaslap -V 2>&1 | head -1)"
+	fi
+	echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_SECTIONS='$SECTIONS' make bench$([ "${BENCH_QUICK:-0}" = 1 ] && echo " (BENCH_QUICK=1: $RANGE_KEYS range keys)")"
+	echo "range_keys=$RANGE_KEYS"
+} >"$TMP/meta"
+$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"
+cp "$RAW" "$OUT/raw.tsv"
+[ -f "$TMP/bench.gp" ] && gnuplot "$TMP/bench.gp"
+cat "$OUT/latest.md"

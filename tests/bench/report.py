@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: MIT
+"""Glue of bench.sh: reads the load generators' output, makes the tables.
+
+  report.py parse memtier|memcaslap FILE CPU_TICKS CLK_TCK
+      prints "ops ops_per_s p50_ms p99_ms server_cpu_us_per_op"
+  report.py report RAW META OUTDIR GENERATOR PLOTDIR
+      writes OUTDIR/latest.md and PLOTDIR/bench.gp (which draws
+      OUTDIR/bench.png)
+"""
+import json
+import re
+import statistics
+import sys
+
+SERVERS = ["ak1", "ak2", "mc1", "mc2", "redis"]
+SERVER_NAMES = {
+    "ak1": "anchorkv -t 1", "ak2": "anchorkv -t 2",
+    "mc1": "memcached -t 1", "mc2": "memcached -t 2",
+    "redis": "redis-server",
+}
+WORKLOADS = ["p1", "p16", "int16", "set16", "big4", "multiget"]
+WORKLOAD_TEXT = {
+    "p1": "1:10 set:get, 32 B values, no pipelining",
+    "p16": "1:10 set:get, 32 B values, pipeline 16",
+    "int16": "p16 with integer keys (empty key prefix)",
+    "set16": "sets only, 32 B values, pipeline 16",
+    "big4": "1:10 set:get, 4096 B values, pipeline 4",
+    "multiget": "gets of 16 keys per request, 32 B values",
+}
+
+
+def parse_memtier(path):
+    tot = json.load(open(path))["ALL STATS"]["Totals"]
+    pct = tot["Percentile Latencies"]
+    return tot["Count"], tot["Ops/sec"], pct["p50.00"], pct["p99.00"]
+
+
+def parse_memcaslap(path):
+    """Ops and TPS of the last line; p50/p99 from the log2 histogram of
+    the Total Statistics (upper bound of the bucket, so coarse)."""
+    text = open(path).read()
+    m = re.search(r"Ops: (\d+) TPS: (\d+)", text)
+    ops, rate = int(m.group(1)), float(m.group(2))
+    tot = text[text.rindex("Total Statistics ("):]
+    dist = tot[tot.index("Log2 Dist:"):].splitlines()[1:]
+    buckets = []
+    for line in dist:
+        m = re.match(r"\s*(\d+):\s+(.*)", line)
+        if not m:
+            break
+        base = int(m.group(1))
+        for i, c in enumerate(m.group(2).split()):
+            buckets.append((2 ** (base + i + 1), int(c)))
+    total = sum(c for _, c in buckets)
+
+    def pct(p):
+        seen = 0
+        for upper, c in buckets:
+            seen += c
+            if seen >= p * total:
+                return upper / 1000.0
+        return float("nan")
+    return ops, rate, pct(0.5), pct(0.99)
+
+
+def cmd_parse(gen, path, ticks, clk):
+    ops, rate, p50, p99 = (parse_memtier if gen == "memtier"
+                           else parse_memcaslap)(path)
+    cpu = int(ticks) * 1e6 / int(clk) / ops if ops else float("nan")
+    print(ops, rate, p50, p99, "%.3f" % cpu)
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "n/a"
+    if digits == 0:
+        return "{:,.0f}".format(x)
+    return "{:.{}f}".format(x, digits)
+
+
+def kv(text):
+    return {k: float(v) for k, v in re.findall(r"(\w+)=([-\d.]+)", text)}
+
+
+def cmd_report(raw, meta_path, outdir, gen, plotdir):
+    meta = dict(line.rstrip("\n").split("=", 1) for line in open(meta_path))
+    load, mem, rng = {}, [], {}
+    for line in open(raw):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "load":
+            key = (f[2], f[3])
+            load.setdefault(key, [])
+            if f[4] != "n/a":
+                load[key].append([float(x) for x in f[4:9]])
+        elif f[0] == "mem":
+            mem.append(f[1:])
+        elif f[0] == "range":
+            a = kv(f[4])
+            c = kv(f[5])
+            a["cpu"] = (c["cpu_ticks"] * 1e6 / c["clk_tck"] / a["requests"]
+                        if a["requests"] else float("nan"))
+            rng.setdefault((f[2], f[3]), []).append(a)
+
+    out = []
+    w = out.append
+    w("# anchorkv benchmark\n")
+    w("%s; %s CPUs (%s), %s RAM; %s; %s; %s; load generator: %s.\n" % (
+        meta["date"], meta["nproc"], meta["cpu"], meta["mem"],
+        meta["anchorkv"], meta["memcached"], meta["redis"],
+        meta["generator"]))
+    w("Run: `%s` (medians over the rounds).\n" % meta["run"])
+
+    medians = {}
+    if load:
+        w("## Throughput\n")
+        if gen == "memtier":
+            w("memtier_benchmark: one client thread, 50 connections, "
+              "keyspace of 100,001 keys prefilled, uniform random keys; "
+              "ops/s and latency as it reports them; CPU = server utime "
+              "+ stime per operation.\n")
+        else:
+            w("memcaslap: one client thread; it has no pipelining, so "
+              "a pipeline of N runs as 50 x N connections; its own random "
+              "16-byte keys; p50/p99 are the upper bounds of its log2 "
+              "latency buckets; CPU = server utime + stime per "
+              "operation.\n")
+        w("| workload | server | ops/s | p50 ms | p99 ms | server CPU µs/op |")
+        w("| --- | --- | ---: | ---: | ---: | ---: |")
+        for wl in WORKLOADS:
+            for s in SERVERS:
+                rows = load.get((wl, s))
+                if rows is None:
+                    continue
+                if not rows:
+                    why = ("memtier_benchmark has no multi-key get for "
+                           "the redis protocol" if gen == "memtier" and
+                           s == "redis" else
+                           "memcaslap speaks only memcached's protocols"
+                           if s == "redis" else
+                           "memcaslap's keys are random strings")
+                    w("| %s | %s | n/a | n/a | n/a | n/a (%s) |" % (
+                        wl, SERVER_NAMES[s], why))
+                    continue
+                m = [med([r[i] for r in rows]) for i in range(5)]
+                medians[(wl, s)] = m
+                w("| %s | %s | %s | %s | %s | %s |" % (
+                    wl, SERVER_NAMES[s], fmt(m[1]), fmt(m[2], 3),
+                    fmt(m[3], 3), fmt(m[4], 2)))
+        w("")
+        w("Workloads: " + "; ".join("**%s** %s" % (k, WORKLOAD_TEXT[k])
+                                    for k in WORKLOADS) + ".\n")
+        w("### Against the targets of issue 5\n")
+        w("| workload | CPU/op memcached ÷ anchorkv (-t 1) | CPU/op redis ÷ "
+          "anchorkv | ops/s anchorkv ÷ best other | p99 anchorkv vs that "
+          "server (ms) |")
+        w("| --- | ---: | ---: | ---: | --- |")
+        for wl in WORKLOADS:
+            a1, m1, r = (medians.get((wl, s)) for s in ("ak1", "mc1", "redis"))
+            if not a1:
+                continue
+            ak = max((medians[(wl, s)] for s in ("ak1", "ak2")
+                      if (wl, s) in medians), key=lambda m: m[1])
+            others = [(medians[(wl, s)], s) for s in ("mc1", "mc2", "redis")
+                      if (wl, s) in medians]
+            best, bs = max(others, key=lambda o: o[0][1]) if others else (None, None)
+            w("| %s | %s | %s | %s | %s |" % (
+                wl,
+                "%.2fx" % (m1[4] / a1[4]) if m1 else "n/a",
+                "%.2fx" % (r[4] / a1[4]) if r else "n/a",
+                "%.2fx (vs %s)" % (ak[1] / best[1], SERVER_NAMES[bs])
+                if best else "n/a",
+                "%.3f vs %.3f" % (ak[3], best[3]) if best else "n/a"))
+        if ("p1", "ak1") in medians and ("p1", "ak2") in medians:
+            w("\n-t 2 scaling on p1: anchorkv %.2fx, memcached %s.\n" % (
+                medians[("p1", "ak2")][1] / medians[("p1", "ak1")][1],
+                "%.2fx" % (medians[("p1", "mc2")][1] / medians[("p1", "mc1")][1])
+                if ("p1", "mc2") in medians and ("p1", "mc1") in medians
+                else "n/a"))
+        w("")
+
+    if mem:
+        w("## Memory\n")
+        w("Fresh server (-t 1), items loaded with 32-byte values by "
+          "build/akbench (4 connections, 64 sets in flight each, every "
+          "reply checked, item count checked with stats/DBSIZE); bytes "
+          "per item = (RSS after load - RSS empty) / items. String keys "
+          "are `key:<n>`, integer keys `<n>`.\n")
+        w("| server | keys | items | RSS empty MiB | RSS MiB | bytes/item | load rate (sets/s) |")
+        w("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for s, kind, n, rss0, rss, rate in mem:
+            w("| %s | %s | %s | %.1f | %.1f | %.1f | %s |" % (
+                SERVER_NAMES[s], kind, fmt(int(n)), int(rss0) / 1024,
+                int(rss) / 1024, (int(rss) - int(rss0)) * 1024 / int(n),
+                fmt(kv(rate).get("rate"))))
+        w("")
+
+    if rng:
+        w("## Ranges\n")
+        w("anchorkv -t 1 holding %s `key:<n>` and %s integer keys (32-byte "
+          "values), against redis-server holding two sorted sets: the same "
+          "string keys with score 0 (`zs`) and the integer keys as scores "
+          "(`zi`). build/akbench: 4 connections (1 for the counts), closed "
+          "loop, random start key with at least <count> keys after it, "
+          "every reply checked for exactly <count> entries. `range` returns "
+          "values too, `keys` and Redis only the keys: `keys` is the fair "
+          "comparison. `count - +` counts all %s keys of anchorkv.\n" % (
+              fmt(int(meta["range_keys"])), fmt(int(meta["range_keys"])),
+              fmt(2 * int(meta["range_keys"]))))
+        w("| query | server | command | requests/s | p50 µs | p99 µs | server CPU µs/request |")
+        w("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+        commands = {
+            "range": "range [<start> + %s",
+            "keys": "keys [<start> + %s",
+            "zrangebylex": "ZRANGEBYLEX zs [<start> + LIMIT 0 %s",
+            "zrange-byscore": "ZRANGE zi <start> +inf BYSCORE LIMIT 0 %s",
+            "all": "count - +",
+            "zlexcount": "ZLEXCOUNT zs - +",
+            "zcount": "ZCOUNT zi -inf +inf",
+        }
+        for (label, s), rows in rng.items():
+            parts = label.split()
+            cmd = commands[parts[1]]
+            if "%s" in cmd:
+                cmd = cmd % parts[2]
+            w("| %s | %s | `%s` | %s | %s | %s | %s |" % (
+                label, SERVER_NAMES[s], cmd,
+                fmt(med([r["rps"] for r in rows])),
+                fmt(med([r["p50_us"] for r in rows]), 1),
+                fmt(med([r["p99_us"] for r in rows]), 1),
+                fmt(med([r["cpu"] for r in rows]), 2)))
+        w("")
+
+    with open(outdir + "/latest.md", "w") as fp:
+        fp.write("\n".join(out) + "\n")
+    if medians:
+        write_plot(medians, outdir, plotdir)
+
+
+def write_plot(medians, outdir, plotdir):
+    servers = [s for s in SERVERS if any((wl, s) in medians
+                                         for wl in WORKLOADS)]
+    for i, name in ((1, "ops"), (4, "cpu")):
+        with open("%s/%s.dat" % (plotdir, name), "w") as fp:
+            for wl in WORKLOADS:
+                vals = []
+                for s in servers:
+                    m = medians.get((wl, s))
+                    v = m[i] / 1000 if m and i == 1 else m[i] if m else None
+                    vals.append("?" if v is None else "%.3f" % v)
+                fp.write("%s %s\n" % (wl, " ".join(vals)))
+    cols = " ".join(
+        "'%s/%%s.dat' using %d:xtic(1) title '%s'%s" % (
+            plotdir, i + 2, SERVER_NAMES[s],
+            "," if i < len(servers) - 1 else "")
+        for i, s in enumerate(servers))
+    with open(plotdir + "/bench.gp", "w") as fp:
+        fp.write("""set terminal pngcairo size 1100,900 noenhanced font ',10'
+set output '%s/bench.png'
+set datafile missing '?'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set key outside right top vertical
+set grid ytics
+set multiplot layout 2,1
+set title 'throughput (thousand ops/s, higher is better; multiget: 16-key requests)'
+plot %s
+set title 'server CPU per operation (microseconds, lower is better)'
+plot %s
+unset multiplot
+""" % (outdir, cols.replace("%s", "ops"), cols.replace("%s", "cpu")))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "parse":
+        cmd_parse(*sys.argv[2:6])
+    else:
+        cmd_report(*sys.argv[2:7])
