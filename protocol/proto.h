@@ -14,6 +14,11 @@
  * "SERVER_ERROR object too large for cache" and its bytes are read and
  * discarded ("swallowed") without being buffered.
  *
+ * With auth_enabled (-Y), a connection starts unauthenticated: until a
+ * "set" whose data is "<user> <password>" is accepted by the auth hook,
+ * every other line is answered "CLIENT_ERROR unauthenticated", as in
+ * memcached 1.6 (PROTOCOL.md, "Authentication").
+ *
  * Synchronization: a struct proto_conn belongs to one connection and so to
  * one worker thread; the struct proto_ctx and its stats belong to one worker
  * thread. The store takes its own locks.
@@ -85,6 +90,7 @@ struct proto_settings {
 	bool cas_enabled;		/* !-C */
 	bool flush_enabled;		/* !-F */
 	bool shutdown_enabled;		/* -A */
+	bool auth_enabled;		/* -Y: connections start unauthenticated */
 	int verbose;			/* -v count; "verbosity" changes it */
 };
 
@@ -103,6 +109,12 @@ struct proto_hooks {
 	bool (*stats)(void *arg, const char *args, size_t len, struct reply *out);
 	/* shutdown: begin a graceful shutdown (only called when enabled). */
 	void (*shutdown)(void *arg);
+	/*
+	 * auth: whether this user and password may use the connection (only
+	 * called when auth_enabled). The bytes are not NUL terminated.
+	 */
+	bool (*auth)(void *arg, const char *user, size_t ulen,
+		     const char *pass, size_t plen);
 };
 
 /* Per-worker context shared by that worker's connections. */
@@ -144,6 +156,7 @@ struct proto_conn {
 	bool get_mark_ok;		/* get_mark valid (same proto_process call) */
 	struct reply_mark get_mark;	/* where this get's replies began */
 	unsigned int nreqs;		/* requests handled (for stats conns) */
+	bool authed;			/* past authentication, or none needed */
 };
 
 /**

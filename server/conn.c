@@ -310,15 +310,21 @@ static bool conn_process(struct conn *c, unsigned int *budget)
 	struct worker *w = c->w;
 	unsigned int before = c->pc.nreqs, done;
 	size_t used, skip = 0;
+	bool authed;
 
 	if (c->pc.state == PROTO_DATA)
 		skip = c->pc.data_total - c->pc.data_done;
 	else if (c->pc.state == PROTO_SWALLOW)
 		skip = c->pc.swallow_left;
+	authed = c->pc.authed;
 	WRITE_ONCE(w->current, c);
 	used = proto_process(&c->pc, c->rbuf, c->rlen, *budget);
 	WRITE_ONCE(w->current, NULL);
-	if (used && log_enabled(LOG_LEVEL_IO))
+	/* -vv never shows what may hold a password */
+	if (used && log_enabled(LOG_LEVEL_IO) && !authed)
+		log_msg(LOG_LEVEL_IO, "<%d (%zu bytes before authentication, "
+			"not shown)", c->fd, used);
+	else if (used && log_enabled(LOG_LEVEL_IO))
 		conn_log_commands(c, c->rbuf, used, skip);
 	done = c->pc.nreqs - before;
 	*budget -= done < *budget ? done : *budget;

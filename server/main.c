@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "auth.h"
 #include "conf.h"
 #include "hash.h"
 #include "listener.h"
@@ -281,16 +282,43 @@ static void log_start(const struct server *srv)
 		 settings.maxconns, ak_alloc_name(), event_get_version());
 	if (settings.proto.shutdown_enabled)
 		log_info("the shutdown command is enabled (-A)");
+	if (settings.proto.auth_enabled)
+		log_info("authentication required: %u user:password entries "
+			 "from %s (-Y)", srv->auth.n, settings.auth_file);
 }
 
+/*
+ * -Y: reads the auth file, or refuses to start. Before the listeners open
+ * and privileges are dropped, so the file may be readable by root only.
+ */
+static void load_auth(struct server *srv)
+{
+	char err[256];
+
+	if (!settings.auth_file[0])
+		return;
+	if (auth_load(settings.auth_file, &srv->auth, err, sizeof(err)))
+		die("auth_file (-Y) %s: %s", settings.auth_file, err);
+	if (srv->auth.skipped)
+		log_warn("auth_file %s: %u line(s) skipped, the first is line "
+			 "%u: a user or password that is empty or holds a "
+			 "space can never be sent by a client",
+			 settings.auth_file, srv->auth.skipped,
+			 srv->auth.first_skipped);
+	settings.proto.auth_enabled = true;
+}
+
+/* One line per address outside loopback, unless -Y is set. */
 static void warn_exposed(const struct server *srv)
 {
 	unsigned int i;
 
+	if (settings.proto.auth_enabled)
+		return;
 	for (i = 0; i < srv->nlisteners; i++)
 		if (!srv->listeners[i].loopback)
 			log_warn("listening on %s, which is not a loopback "
-				 "address: anchorkv has no authentication, "
+				 "address, without authentication (-Y): "
 				 "anyone who can reach it can read, change "
 				 "and delete every item",
 				 srv->listeners[i].name);
@@ -349,6 +377,7 @@ int main(int argc, char **argv)
 	raise_nofile_limit();
 	if (hash_init())
 		die("cannot initialise the hash seed (libsodium)");
+	load_auth(&srv);
 
 	make_absolute(settings.pidfile, sizeof(settings.pidfile), "pidfile");
 	if (settings.daemonize)
@@ -392,6 +421,7 @@ int main(int argc, char **argv)
 	free_events(&srv);
 	event_base_free(srv.base);
 	store_destroy(srv.store);
+	auth_table_free(&srv.auth);
 	pthread_mutex_destroy(&srv.stats_lock);
 	if (settings.pidfile[0] && unlink(settings.pidfile) && errno != ENOENT)
 		log_warn("cannot remove pidfile %s: %s", settings.pidfile,

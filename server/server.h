@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "auth.h"
+
 struct event;
 struct event_base;
 struct listener;
@@ -28,6 +30,7 @@ struct worker;
 struct server {
 	struct event_base *base;	/* the main thread's loop */
 	struct store *store;
+	struct auth_table auth;		/* -Y; empty (n == 0) without it */
 	struct worker *workers;
 	unsigned int nworkers;
 	unsigned int next_worker;	/* main thread: round robin */

@@ -397,6 +397,14 @@ static int set_logfile(struct settings *s, const char *v)
 	return parse_string(v, s->logfile, sizeof(s->logfile));
 }
 
+/* The file itself is read at start-up (server/auth.c), not here. */
+static int set_auth_file(struct settings *s, const char *v)
+{
+	if (!*v)
+		return -EINVAL;
+	return parse_string(v, s->auth_file, sizeof(s->auth_file));
+}
+
 /* Long-only options get codes above every character. */
 enum {
 	OPT_SHARDS = 256,
@@ -459,6 +467,8 @@ static const struct setting_desc setting_table[] = {
 	{ "user", 'u', "user", NULL, set_user, "a user name" },
 	{ "logfile", OPT_LOGFILE, "logfile", NULL, set_logfile,
 	  "a path of at most 1023 bytes" },
+	{ "auth_file", 'Y', "auth-file", NULL, set_auth_file,
+	  "the path of a file of user:password lines" },
 };
 
 static const struct setting_desc *setting_by_name(const char *name)
@@ -743,9 +753,9 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 			fprintf(stderr, "anchorkv: ignoring memcached option -%c "
 				"(no equivalent)\n", c);
 			continue;
-		case 'S': case 'Y': case 'e': case 'Z':
-			snprintf(err, errlen, "option -%c (SASL, auth file, "
-				 "memory file, TLS) is not supported", c);
+		case 'S': case 'e': case 'Z':
+			snprintf(err, errlen, "option -%c (SASL, memory file, "
+				 "TLS) is not supported", c);
 			return -EINVAL;
 		case ':':
 			snprintf(err, errlen, "option %s needs a value",
@@ -864,6 +874,9 @@ void settings_usage(const char *prog)
 "  -F, --disable-flush-all      disable flush_all [flush_enabled no]\n"
 "  -A, --enable-shutdown        enable the shutdown command\n"
 "                               [shutdown_enabled yes]\n"
+"  -Y, --auth-file=<file>       require a user and password from <file>\n"
+"                               (user:password lines) on every connection,\n"
+"                               as memcached's -Y (default: none) [auth_file]\n"
 "  -v, --verbose                log connections; -vv also commands\n"
 "                               [verbosity]\n"
 "  -d, --daemon                 run as a daemon [daemonize yes]\n"
@@ -876,6 +889,7 @@ void settings_usage(const char *prog)
 "                               hashpower=N; others are ignored with a\n"
 "                               warning\n"
 "  -U 0, -B ascii|auto          accepted for memcached compatibility\n"
+"                               (there is no UDP: -U other than 0 is refused)\n"
 "  -h, --help                   this text\n"
 "  -V, --version                print the version\n"
 "\n"

@@ -65,6 +65,9 @@ struct settings {
 	char user[SETTINGS_USER_MAX];		/* -u */
 	char logfile[SETTINGS_PATH_MAX];	/* "" : stderr */
 	char config_file[SETTINGS_PATH_MAX];	/* -f, for stats settings */
+
+	/* security */
+	char auth_file[SETTINGS_PATH_MAX];	/* -Y; "": no authentication */
 };
 
 extern struct settings settings;

@@ -267,7 +267,9 @@ static void stats_settings(struct reply *out)
 	stat_u64(out, "tcp_backlog", s->backlog);
 	stat_str(out, "binding_protocol", "ascii");
 	stat_str(out, "auth_enabled_sasl", "no");
-	stat_str(out, "auth_enabled_ascii", "no");
+	/* as memcached: the file's name, or "no" */
+	stat_str(out, "auth_enabled_ascii",
+		 s->auth_file[0] ? s->auth_file : "no");
 	stat_u64(out, "item_size_max", s->proto.item_size_max);
 	stat_str(out, "maxconns_fast", "yes");
 	stat_u64(out, "hashpower_init", s->hash_power);

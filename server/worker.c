@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "auth.h"
 #include "compiler.h"
 #include "conn.h"
 #include "log.h"
@@ -29,9 +30,20 @@ static void worker_shutdown_hook(void *arg)
 	kill(getpid(), SIGTERM);
 }
 
+/* -Y: the first command of a connection gives a user and password. */
+static bool worker_auth_hook(void *arg, const char *user, size_t ulen,
+			     const char *pass, size_t plen)
+{
+	struct worker *w = arg;
+
+	return w->srv->auth.n && auth_check(&w->srv->auth, user, ulen, pass,
+					    plen);
+}
+
 static const struct proto_hooks worker_hooks = {
 	.stats = stats_hook,
 	.shutdown = worker_shutdown_hook,
+	.auth = worker_auth_hook,
 };
 
 static void worker_notify(struct worker *w)
