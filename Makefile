@@ -22,7 +22,9 @@ REL_CFLAGS := $(BASE) $(WARN) -O2 -MMD -MP
 REL_LIBS   := $(LIBS) -ljemalloc
 # asan: libc malloc so that ASan sees every block, UBSan traps
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-ASAN_CFLAGS := $(BASE) $(WARN) -O1 $(SAN) -DAK_MALLOC_LIBC -MMD -MP
+# and the "debug alloc_fail" command (PROTOCOL.md), never in a release build
+ASAN_CFLAGS := $(BASE) $(WARN) -O1 $(SAN) -DAK_MALLOC_LIBC -DAK_FAULT_INJECTION \
+               -MMD -MP
 ASAN_LIBS   := $(LIBS) $(SAN)
 
 CORE_SRCS   := $(wildcard core/*.c)

@@ -79,7 +79,12 @@ void proto_conn_release(struct proto_conn *pc)
 	pc->state = PROTO_CLOSED;
 }
 
-/* Out of memory for a reply: the connection cannot go on. */
+/*
+ * Out of memory for a reply: the connection cannot go on. What was queued
+ * before is still sent, then the connection closes; nothing more is queued
+ * (every queuing helper checks), so that the client sees a cut reply and
+ * EOF, never an END after a hole.
+ */
 static void proto_fail(struct proto_conn *pc)
 {
 	pc->state = PROTO_CLOSED;
@@ -88,6 +93,8 @@ static void proto_fail(struct proto_conn *pc)
 /* Queues @len bytes, always (an error or a value line). */
 static void proto_out(struct proto_conn *pc, const char *s, size_t len)
 {
+	if (unlikely(pc->state == PROTO_CLOSED))
+		return;
 	if (unlikely(reply_add(&pc->out, s, len) < 0))
 		proto_fail(pc);
 }
@@ -105,7 +112,7 @@ static void proto_reply_num(struct proto_conn *pc, const char *prefix,
 {
 	char *p, *q;
 
-	if (pc->noreply)
+	if (pc->noreply || unlikely(pc->state == PROTO_CLOSED))
 		return;
 	p = reply_reserve(&pc->out, plen + 22);
 	if (unlikely(!p)) {
@@ -134,6 +141,10 @@ static void proto_value(struct proto_conn *pc, struct item *it, bool cas)
 {
 	char *p, *q;
 
+	if (unlikely(pc->state == PROTO_CLOSED)) {
+		item_put(it);
+		return;
+	}
 	p = reply_reserve(&pc->out, VALUE_LINE_MAX);
 	if (unlikely(!p)) {
 		item_put(it);
@@ -302,7 +313,7 @@ static const char *proto_get_begin(struct proto_conn *pc, int kind,
 		if (!parse_s32(&t, &exptime)) {
 			proto_out(pc, STR_AND_LEN(
 				"CLIENT_ERROR invalid exptime argument\r\n"));
-			if (!eol) {
+			if (!eol && pc->state != PROTO_CLOSED) {
 				pc->state = PROTO_GET_CONT;
 				pc->get_skip = true;
 			}
@@ -386,6 +397,8 @@ static void proto_update(struct proto_conn *pc, const struct parse_line *l,
 		/* as memcached: a failed set must not leave the old value */
 		if (op == STORE_OP_SET)
 			store_delete(ctx->store, key->p, key->len);
+		if (pc->state == PROTO_CLOSED)
+			return;
 		pc->swallow_left = (size_t)vlen + 2;
 		pc->state = PROTO_SWALLOW;
 		return;
@@ -405,6 +418,9 @@ static void proto_update_done(struct proto_conn *pc)
 	struct proto_stats *st = &ctx->stats;
 	struct item *it = pc->pending;
 	const char *v = item_value(it);
+	bool set = pc->pending_op == STORE_OP_SET;
+	char key[KEY_MAX_LENGTH];
+	size_t nkey = it->nkey;
 	enum store_result res;
 
 	pc->pending = NULL;
@@ -415,6 +431,8 @@ static void proto_update_done(struct proto_conn *pc)
 		proto_reply(pc, STR_AND_LEN("CLIENT_ERROR bad data chunk\r\n"));
 		return;
 	}
+	if (set)	/* the store takes the item: keep the key */
+		memcpy(key, item_key(it), nkey);
 	res = store_item_store(ctx->store, it, (enum store_op)pc->pending_op,
 			       pc->pending_cas, NULL);
 	if (pc->pending_op == STORE_OP_CAS) {
@@ -448,6 +466,9 @@ static void proto_update_done(struct proto_conn *pc)
 		st->store_no_memory++;
 		proto_reply(pc, STR_AND_LEN(
 			"SERVER_ERROR out of memory storing object\r\n"));
+		/* as memcached: a failed set must not leave the old value */
+		if (set)
+			store_delete(ctx->store, key, nkey);
 		break;
 	}
 }
@@ -685,6 +706,35 @@ static void proto_stats(struct proto_conn *pc, const char *args,
 	proto_out(pc, STR_AND_LEN("ERROR\r\n"));
 }
 
+#ifdef AK_FAULT_INJECTION
+/*
+ * "debug alloc_fail <one_in>|off" and "debug alloc_failures": allocation
+ * failure injection for the sanitizer test build only (-DAK_FAULT_INJECTION);
+ * a release build answers ERROR, as to any unknown command. The reply is
+ * queued before the injector is armed, so that arming cannot lose it.
+ */
+static void proto_debug(struct proto_conn *pc, const struct parse_line *l)
+{
+	uint32_t one_in = 0;
+
+	if (l->ntok == 2 && TOKEN_IS(&l->tok[1], "alloc_failures")) {
+		proto_reply_num(pc, STR_AND_LEN("ALLOC_FAILURES "),
+				ak_alloc_failures());
+		return;
+	}
+	if (l->ntok != 3 || !TOKEN_IS(&l->tok[1], "alloc_fail") ||
+	    (!TOKEN_IS(&l->tok[2], "off") && !parse_u32(&l->tok[2], &one_in))) {
+		proto_out(pc, STR_AND_LEN(s_bad_format));
+		return;
+	}
+	if (!one_in)
+		ak_alloc_fail_random(0);
+	proto_out(pc, STR_AND_LEN("OK\r\n"));
+	if (one_in && pc->state != PROTO_CLOSED)
+		ak_alloc_fail_random(one_in);
+}
+#endif
+
 /* ------------------------------------------------------------------ */
 /* range, ranges, rrange, rranges, keys, count, delete_range             */
 
@@ -872,6 +922,10 @@ static void proto_run_line(struct proto_conn *pc, const char *p,
 			proto_count(pc, &l);
 		else if (CMD_IS(&l, "stats"))
 			proto_stats(pc, cmd->p + cmd->len, end);
+#ifdef AK_FAULT_INJECTION
+		else if (CMD_IS(&l, "debug"))
+			proto_debug(pc, &l);
+#endif
 		else
 			break;
 		return;
