@@ -292,6 +292,39 @@ def test_a_new_connection_starts_unauthenticated(pair):
     assert differential(pair, steps, nconns=2) == [b"STORED\r\n", UNAUTH]
 
 
+@pytest.mark.anchorkv_only
+def test_byte_by_byte(pair):
+    """A whole session one byte per write: the same replies as in one."""
+    ours, _ = pair
+    session = (b"get bb:k\r\nset a 0 0 5\r\nalice\r\n" +
+               auth_data(b"alice", b"wrong") +
+               b"set a 0 0 3\r\nabcde" + auth_data(b"bob", b"pa:ss") +
+               b"set bb:k 0 0 2 noreply\r\nok\r\nget bb:k\r\n")
+    want = (UNAUTH + BAD_FORMAT + FAILURE + BAD_TERM + b"STORED\r\n" +
+            b"VALUE bb:k 0 2\r\nok\r\nEND\r\n")
+    with ours.conn() as c:
+        for i in range(len(session)):
+            c.send(session[i:i + 1])
+        c.expect(want)
+        c.assert_quiet(0.1)
+
+
+@pytest.mark.anchorkv_only
+def test_no_password_in_the_log(start_server, auth_file):
+    srv = start_server(["-vv", "-Y", auth_file])
+    with srv.conn() as c:
+        c.send(auth_data(b"alice", b"wrong"))
+        c.expect(FAILURE)
+        c.send(auth_data(b"alice", b"secret"))
+        c.expect(b"STORED\r\n")
+        c.send(b"get after\r\n")
+        c.expect(b"END\r\n")
+    log = srv.stderr_text()
+    assert "before authentication, not shown" in log
+    assert "get after" in log		# logged once authenticated
+    assert "secret" not in log and "wrong" not in log
+
+
 def test_overlong_line_closes(pair):
     got = differential(pair, one([(b"x" * 3000, CLOSE)]))
     assert got == [("closed", b"")]
@@ -328,10 +361,10 @@ def test_auth_stats_and_settings(auth_file, tmp_path):
             ref.stop(check=False)
 
 
-def test_no_auth_by_default(conn):
+def test_no_auth_by_default(conn, prefix):
     s = conn.stats("settings")
     assert s["auth_enabled_ascii"] == "no"
-    conn.send(b"set a 0 0 12\r\nalice secret\r\n")
+    conn.send(b"set %sa 0 0 12\r\nalice secret\r\n" % prefix.encode())
     conn.expect(b"STORED\r\n")
 
 
