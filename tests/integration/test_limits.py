@@ -1,0 +1,366 @@
+"""Slow and many clients: half requests, clients that never read, idle
+connections, 5000 connections at once, the -c limit and running out of
+descriptors.
+
+Memory bounds are on the server's peak resident size (hostile.Guard, which
+also checks that keys stored before read back byte-identical). No
+assertion here is on speed: timeouts are generous and only bound how long
+a broken server can hang the suite.
+"""
+import os
+import resource
+import selectors
+import socket
+import time
+
+import pytest
+
+import mc
+from hostile import (Guard, Measured, connect_raw, skip_on_memcached_flavor,
+                     start_memcached, stat, wait_for)
+
+pytestmark = skip_on_memcached_flavor()
+
+KIB = 1024
+
+
+@pytest.fixture
+def measured(tmp_path):
+    """measured(args, nofile=None) -> a started hostile.Measured server,
+    stopped at the end of the test (exit 0, no sanitizer report)."""
+    started = []
+
+    def start(args=(), nofile=None):
+        srv = Measured(args, str(tmp_path), nofile).start()
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture
+def nofile():
+    """Raise this process's descriptor limit to what the test asks."""
+    saved = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+    def want(n):
+        soft, hard = saved
+        if hard != resource.RLIM_INFINITY and hard < n:
+            pytest.skip("descriptor limit %d is below %d" % (hard, n))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(n, soft), hard))
+
+    yield want
+    resource.setrlimit(resource.RLIMIT_NOFILE, saved)
+
+
+def busy_client(srv, prefix, n=300):
+    """Another client's @n requests, each answered right."""
+    with srv.conn(timeout=30) as c:
+        for i in range(n):
+            key = b"%s%d" % (prefix, i % 20)
+            value = b"v%d" % i
+            assert c.set(key, value) == b"STORED"
+            assert c.get1(key) == value
+        for i in range(20):
+            c.send(b"delete %s%d\r\n" % (prefix, i))
+            c.expect(b"DELETED\r\n")
+
+
+# --- slow clients --------------------------------------------------------------
+
+HALF = 50	# connections of each kind
+
+
+def test_half_requests_cost_bounded_memory(measured):
+    # Each kind waits in the middle of a request. A waiting line costs its
+    # input buffer (16 KiB), a waiting value its item; bound: 64 KiB per
+    # line and 256 KiB per 100 kB value, plus 8 MiB of slack.
+    srv = measured()
+    value = bytes(range(256)) * 400	# 102400 bytes
+    kinds = {
+        "line": (b"set hl:a%d 0 0 5", b"\r\nhello\r\n", b"STORED\r\n"),
+        "value": (b"set hl:b%d 0 0 102400\r\n" + value[:51200],
+                  value[51200:] + b"\r\n", b"STORED\r\n"),
+        "get": (b"get" + b" hl:none-%d" * 100, b"\r\n", b"END\r\n"),
+        "cr": (b"get hl:none%d\r", b"\n", b"END\r\n"),
+    }
+    bound = HALF * (3 * 64 + 256) + 8 * KIB
+    waiting = []
+    with Guard(srv, bound, new_items=2 * HALF):
+        for i in range(HALF):
+            for name, (first, rest, want) in kinds.items():
+                c = srv.conn(timeout=30)
+                c.send(first.replace(b"%d", b"%d" % i))
+                waiting.append((c, rest, want))
+        busy_client(srv, b"hl:busy")
+        assert stat(srv, "curr_connections") >= 4 * HALF
+        # nothing was dropped: each completes and gets its answer
+        for c, rest, want in waiting:
+            c.send(rest)
+        for c, rest, want in waiting:
+            c.expect(want)
+            c.close()
+        with srv.conn() as c:
+            assert c.get1(b"hl:b7") == value
+            assert c.get1(b"hl:a7") == b"hello"
+
+
+def send_until_stalled(sock, req, stall=0.5, most=256 << 20):
+    """Send @req over and over on a non-blocking socket until the peer
+    takes nothing for @stall seconds. Return the bytes sent."""
+    sock.setblocking(False)
+    block = req * max(1, 65536 // len(req))
+    sent = 0
+    sel = selectors.DefaultSelector()
+    sel.register(sock, selectors.EVENT_WRITE)
+    try:
+        while sent < most:
+            if not sel.select(stall):
+                break
+            try:
+                sent += sock.send(block)
+            except BlockingIOError:
+                pass
+    finally:
+        sel.close()
+        sock.setblocking(True)
+    return sent
+
+
+def test_clients_that_never_read(measured):
+    # Clients send gets of a 500 kB value (and of a missing key) without
+    # reading: the server stops reading them once 256 KiB of replies wait,
+    # so they can push only what the sockets buffer; it keeps serving
+    # others. Replies refer to the item, so the memory bound is small:
+    # 16 MiB for 9 such clients (measured: about 4.5 MiB).
+    srv = measured()
+    big = os.urandom(500000)
+    with srv.conn() as c:
+        assert c.set(b"hl:big", big) == b"STORED"
+    stuck = []
+    with Guard(srv, 16 * KIB):
+        for i in range(9):
+            s = connect_raw(srv)
+            req = b"get hl:big\r\n" if i else b"get hl:none\r\n"
+            sent = send_until_stalled(s, req)
+            # an unbounded server would have read all 256 MB
+            assert sent < 64 << 20, sent
+            stuck.append((s, req, sent))
+        busy_client(srv, b"hl:busy")
+        with srv.conn(timeout=30) as c:
+            assert c.get1(b"hl:big") == big
+        # the replies held back all come once read (those of a client of
+        # the missing key: the big ones would be gigabytes)
+        s, req, sent = stuck[0]
+        tail = len(req) - sent % len(req)
+        if tail != len(req):
+            s.sendall(req[-tail:])	# complete the last request
+        s.sendall(b"version\r\n")
+        n = (sent + len(req) - 1) // len(req)
+        c = mc.Conn.__new__(mc.Conn)
+        c.sock, c.buf, c.timeout = s, b"", 60
+        c.expect(b"END\r\n" * n)
+        assert c.recv_line().startswith(b"VERSION ")
+        for s, _, _ in stuck:
+            s.close()
+
+
+# --- idle_timeout ----------------------------------------------------------------
+
+def idle_timeout_run(srv, secs):
+    """An idle connection, one halfway through a line and one that sends a
+    request every 0.2 s: the first two are closed after about @secs
+    seconds, the busy one is not. Return what each closed one received."""
+    idle = srv.conn(timeout=30)
+    half = srv.conn(timeout=30)
+    half.send(b"get hl:i")
+    busy = srv.conn(timeout=30)
+    deadline = time.monotonic() + secs + 20
+    got = {}
+    while len(got) < 2:
+        assert time.monotonic() < deadline, "idle connections not closed"
+        assert busy.cmd("version").startswith(b"VERSION ")
+        for name, c in (("idle", idle), ("half", half)):
+            if name in got:
+                continue
+            c.sock.setblocking(False)
+            try:
+                chunk = c.sock.recv(4096)
+                if not chunk:
+                    got[name] = c.buf
+                c.buf += chunk
+            except BlockingIOError:
+                pass
+            except ConnectionResetError:
+                got[name] = c.buf
+        time.sleep(0.2)
+    # the busy one stayed
+    assert busy.cmd("version").startswith(b"VERSION ")
+    for c in (idle, half, busy):
+        c.close()
+    return got
+
+
+def test_idle_timeout(measured, server, tmp_path):
+    # -o idle_timeout=N closes connections idle for N seconds, as memcached
+    # does, and only those; off by default (the shared server's connection
+    # opened first is still served at the end)
+    default_conn = server.conn()
+    assert default_conn.cmd("version").startswith(b"VERSION ")
+    srv = measured(["-o", "idle_timeout=2"])
+    ref = start_memcached(str(tmp_path), ["-o", "idle_timeout=2"])
+    try:
+        with srv.conn() as c:
+            assert c.stats("settings")["idle_timeout"] == "2"
+        got = idle_timeout_run(srv, 2)
+        want = idle_timeout_run(ref, 2)
+        assert got == want == {"idle": b"", "half": b""}
+    finally:
+        ref.stop(check=False)
+    assert default_conn.cmd("version").startswith(b"VERSION ")
+    with server.conn() as c:
+        assert c.stats("settings")["idle_timeout"] == "0"
+    default_conn.close()
+
+
+# --- many connections --------------------------------------------------------------
+
+MANY = 5000
+
+
+def test_5000_connections(measured, nofile):
+    # each of 5000 connections gets its request served; memory per
+    # connection measured (about 23 KiB with ASan), bound 64 KiB
+    nofile(MANY + 200)
+    srv = measured(["-c", str(MANY + 100)])
+    with srv.conn() as c:
+        assert c.set(b"hl:many", b"m" * 100) == b"STORED"
+    with Guard(srv, MANY * 64):
+        socks = []
+        try:
+            for _ in range(MANY):
+                socks.append(connect_raw(srv, timeout=30))
+            for s in socks:
+                s.sendall(b"get hl:many\r\n")
+            want = b"VALUE hl:many 0 100\r\n" + b"m" * 100 + b"\r\nEND\r\n"
+            left = {s: b"" for s in socks}
+            sel = selectors.DefaultSelector()
+            for s in socks:
+                s.setblocking(False)
+                sel.register(s, selectors.EVENT_READ)
+            deadline = time.monotonic() + 120
+            while left:
+                assert time.monotonic() < deadline, "%d unserved" % len(left)
+                for key, _ in sel.select(5):
+                    s = key.fileobj
+                    try:
+                        left[s] += s.recv(4096)
+                    except BlockingIOError:
+                        continue
+                    if len(left[s]) >= len(want):
+                        assert left[s] == want
+                        sel.unregister(s)
+                        del left[s]
+            sel.close()
+            assert stat(srv, "curr_connections") >= MANY + 1
+        finally:
+            for s in socks:
+                s.close()
+
+
+def fill_until_refused(srv, most):
+    """Open connections until one is refused; return (open ones, what the
+    refused one received before the server closed it)."""
+    conns = []
+    for _ in range(most):
+        c = srv.conn(timeout=10)
+        c.send(b"version\r\n")
+        line = c.recv_line()
+        if not line.startswith(b"VERSION "):
+            return conns, line + b"\r\n" + c.assert_closed()
+        conns.append(c)
+    raise AssertionError("no connection refused after %d" % most)
+
+
+def test_max_connections_like_memcached(measured, tmp_path):
+    # past -c, memcached answers a new connection "ERROR Too many open
+    # connections" and closes it; anchorkv the same bytes. (memcached
+    # counts some of its own descriptors against -c, so the numbers of
+    # connections accepted differ: see test_admin.py.)
+    srv = measured(["-c", "8"])
+    ref = start_memcached(str(tmp_path), ["-c", "40"])
+    try:
+        # the start-up probe's connection gone (stat's own is the one)
+        wait_for(lambda: stat(srv, "curr_connections") == 1, timeout=10,
+                 what="curr_connections == 1")
+        results = []
+        for s in (srv, ref):
+            conns, refused = fill_until_refused(s, 60)
+            results.append(len(conns))
+            # a burst of 30 more: every one refused, the open ones served
+            burst = [s.conn(timeout=10) for _ in range(30)]
+            for c in burst:
+                assert c.assert_closed() == refused
+                c.close()
+            for c in conns:
+                assert c.cmd("version").startswith(b"VERSION ")
+            # a slot freed is a slot for the next one
+            conns.pop().close()
+            wait_for(lambda: refused_or_served(s), timeout=10,
+                     what="a freed slot to be reused")
+            results.append((refused, conns[0].stats()))
+            for c in conns:
+                c.close()
+        accepted, (got, st), _, (want, _) = results
+        assert got == want == b"ERROR Too many open connections\r\n"
+        assert accepted == 8
+        assert int(st["rejected_connections"]) >= 31
+    finally:
+        ref.stop(check=False)
+
+
+def refused_or_served(srv):
+    with srv.conn(timeout=10) as c:
+        c.send(b"version\r\n")
+        return c.recv_line().startswith(b"VERSION ")
+
+
+def test_out_of_descriptors(measured):
+    # A descriptor limit of 64 and -c 1000: accept() fails with EMFILE
+    # long before -c. The server must not exit: it pauses accepting
+    # (listen_disabled_num), serves the connections it has, and accepts
+    # the waiting ones as soon as descriptors are free.
+    srv = measured(["-c", "1000"], nofile=64)
+    conns, waiting = [], None
+    try:
+        for _ in range(80):
+            c = srv.conn(timeout=10)
+            c.send(b"version\r\n")
+            try:
+                assert c.recv_line(timeout=1.5).startswith(b"VERSION ")
+            except socket.timeout:
+                waiting = c	# in the backlog, not accepted
+                break
+            conns.append(c)
+        assert waiting is not None, "never ran out of descriptors"
+        assert 10 < len(conns) < 64
+        assert srv.alive()
+        st = conns[0].stats()
+        assert int(st["listen_disabled_num"]) >= 1
+        for c in conns[1:]:
+            assert c.cmd("version").startswith(b"VERSION ")
+        # free some: the waiting connection is accepted and answered
+        for c in conns[-5:]:
+            c.close()
+        del conns[-5:]
+        assert waiting.recv_line(timeout=20).startswith(b"VERSION ")
+        conns.append(waiting)
+        assert srv.alive()
+        assert "Too many open files" in srv.stderr_text()
+    finally:
+        for c in conns:
+            c.close()
+    wait_for(lambda: refused_or_served(srv), timeout=20,
+             what="accepting again")
