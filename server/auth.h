@@ -22,7 +22,8 @@
  * libsodium), and auth_check() compares the client's digest with every
  * entry with sodium_memcmp(), so its time does not depend on the secrets.
  *
- * Synchronization: a table is built at start-up by the main thread and only
+ * Synchronization: a table is built by the main thread (at start-up, and
+ * on SIGHUP into a new table that replaces the old one atomically) and only
  * read afterwards, by every worker.
  */
 #ifndef ANCHORKV_AUTH_H
@@ -44,6 +45,7 @@ struct auth_table {
 	unsigned int n;
 	unsigned int skipped;		/* lines that could never match */
 	unsigned int first_skipped;	/* line number of the first, from 1 */
+	struct auth_table *retired;	/* the server's list of replaced ones */
 };
 
 /**

@@ -10,7 +10,8 @@
  *      thread or event_base exists, since fork() keeps only one thread;
  *   4. the store, the workers, the main loop's events; then run.
  *
- * The main thread's loop carries the listeners, SIGTERM/SIGINT and a
+ * The main thread's loop carries the listeners, SIGTERM/SIGINT, SIGHUP
+ * (reloads the auth file of -Y, as memcached does) and a
  * one-second clock that tells the store the time and reclaims expired
  * items a slice at a time. On SIGTERM or SIGINT (or "shutdown" with -A):
  * stop accepting, let the workers write the replies already queued (at
@@ -284,7 +285,29 @@ static void log_start(const struct server *srv)
 		log_info("the shutdown command is enabled (-A)");
 	if (settings.proto.auth_enabled)
 		log_info("authentication required: %u user:password entries "
-			 "from %s (-Y)", srv->auth.n, settings.auth_file);
+			 "from %s (-Y)", srv->auth->n, settings.auth_file);
+}
+
+/* Reads the auth file into a new table. Return: it, or NULL (@err says
+ * why). */
+static struct auth_table *auth_read(char *err, size_t errlen)
+{
+	struct auth_table *t = ak_malloc(sizeof(*t));
+
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (auth_load(settings.auth_file, t, err, errlen)) {
+		ak_free(t);
+		return NULL;
+	}
+	if (t->skipped)
+		log_warn("auth_file %s: %u line(s) skipped, the first is line "
+			 "%u: a user or password that is empty or holds a "
+			 "space can never be sent by a client",
+			 settings.auth_file, t->skipped, t->first_skipped);
+	return t;
 }
 
 /*
@@ -297,15 +320,59 @@ static void load_auth(struct server *srv)
 
 	if (!settings.auth_file[0])
 		return;
-	if (auth_load(settings.auth_file, &srv->auth, err, sizeof(err)))
+	srv->auth = auth_read(err, sizeof(err));
+	if (!srv->auth)
 		die("auth_file (-Y) %s: %s", settings.auth_file, err);
-	if (srv->auth.skipped)
-		log_warn("auth_file %s: %u line(s) skipped, the first is line "
-			 "%u: a user or password that is empty or holds a "
-			 "space can never be sent by a client",
-			 settings.auth_file, srv->auth.skipped,
-			 srv->auth.first_skipped);
 	settings.proto.auth_enabled = true;
+}
+
+/*
+ * SIGHUP, as memcached: reads the auth file again. A file that fails to
+ * load leaves the users as they were; connections already authenticated
+ * stay so.
+ */
+static void on_sighup(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+	struct auth_table *t, *old;
+	char err[256];
+
+	(void)sig;
+	(void)what;
+	if (!settings.proto.auth_enabled) {
+		log_info("SIGHUP: no auth_file to reload");
+		return;
+	}
+	t = auth_read(err, sizeof(err));
+	if (!t) {
+		log_error("SIGHUP: auth_file %s: %s; the users stay as they "
+			  "were", settings.auth_file, err);
+		return;
+	}
+	old = srv->auth;
+	__atomic_store_n(&srv->auth, t, __ATOMIC_RELEASE);
+	/* a worker may still be reading it: freed at exit */
+	old->retired = srv->auth_retired;
+	srv->auth_retired = old;
+	log_info("SIGHUP: auth_file %s reloaded: %u user:password entries",
+		 settings.auth_file, t->n);
+}
+
+static void free_auth(struct server *srv)
+{
+	struct auth_table *t = srv->auth_retired;
+
+	while (t) {
+		struct auth_table *next = t->retired;
+
+		auth_table_free(t);
+		ak_free(t);
+		t = next;
+	}
+	if (srv->auth) {
+		auth_table_free(srv->auth);
+		ak_free(srv->auth);
+	}
 }
 
 /* One line per address outside loopback, unless -Y is set. */
@@ -343,10 +410,11 @@ static void setup_events(struct server *srv)
 
 	srv->sigterm = evsignal_new(srv->base, SIGTERM, on_signal, srv);
 	srv->sigint = evsignal_new(srv->base, SIGINT, on_signal, srv);
+	srv->sighup = evsignal_new(srv->base, SIGHUP, on_sighup, srv);
 	srv->clock = event_new(srv->base, -1, EV_PERSIST, on_clock, srv);
-	if (!srv->sigterm || !srv->sigint || !srv->clock ||
+	if (!srv->sigterm || !srv->sigint || !srv->sighup || !srv->clock ||
 	    evsignal_add(srv->sigterm, NULL) || evsignal_add(srv->sigint, NULL) ||
-	    evtimer_add(srv->clock, &one_sec))
+	    evsignal_add(srv->sighup, NULL) || evtimer_add(srv->clock, &one_sec))
 		die("cannot set up the main event loop");
 	if (listener_start(srv))
 		die("cannot set up the listeners");
@@ -358,6 +426,8 @@ static void free_events(struct server *srv)
 		event_free(srv->sigterm);
 	if (srv->sigint)
 		event_free(srv->sigint);
+	if (srv->sighup)
+		event_free(srv->sighup);
 	if (srv->clock)
 		event_free(srv->clock);
 }
@@ -421,7 +491,7 @@ int main(int argc, char **argv)
 	free_events(&srv);
 	event_base_free(srv.base);
 	store_destroy(srv.store);
-	auth_table_free(&srv.auth);
+	free_auth(&srv);
 	pthread_mutex_destroy(&srv.stats_lock);
 	if (settings.pidfile[0] && unlink(settings.pidfile) && errno != ENOENT)
 		log_warn("cannot remove pidfile %s: %s", settings.pidfile,

@@ -30,7 +30,10 @@ struct worker;
 struct server {
 	struct event_base *base;	/* the main thread's loop */
 	struct store *store;
-	struct auth_table auth;		/* -Y; empty (n == 0) without it */
+	/* -Y: NULL without it; atomic, since SIGHUP replaces it while the
+	 * workers read it; a replaced table stays on auth_retired until exit */
+	struct auth_table *auth;
+	struct auth_table *auth_retired;	/* main thread */
 	struct worker *workers;
 	unsigned int nworkers;
 	unsigned int next_worker;	/* main thread: round robin */
@@ -44,6 +47,7 @@ struct server {
 
 	struct event *sigterm;
 	struct event *sigint;
+	struct event *sighup;		/* reloads the auth file */
 	struct event *clock;		/* one-second tick */
 	time_t started;			/* process start, unix time */
 

@@ -35,9 +35,10 @@ static bool worker_auth_hook(void *arg, const char *user, size_t ulen,
 			     const char *pass, size_t plen)
 {
 	struct worker *w = arg;
+	const struct auth_table *t = __atomic_load_n(&w->srv->auth,
+						     __ATOMIC_ACQUIRE);
 
-	return w->srv->auth.n && auth_check(&w->srv->auth, user, ulen, pass,
-					    plen);
+	return t && auth_check(t, user, ulen, pass, plen);
 }
 
 static const struct proto_hooks worker_hooks = {

@@ -19,8 +19,9 @@ its newline (memcached drops the password's last byte), the bind warning.
 """
 import os
 import shutil
-import socket
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -366,6 +367,72 @@ def test_no_auth_by_default(conn, prefix):
     assert s["auth_enabled_ascii"] == "no"
     conn.send(b"set %sa 0 0 12\r\nalice secret\r\n" % prefix.encode())
     conn.expect(b"STORED\r\n")
+
+
+# --- SIGHUP reloads the file (as memcached) -------------------------------
+
+def try_auth(srv, user, pw):
+    with srv.conn() as c:
+        c.send(auth_data(user, pw))
+        return c.recv_line()
+
+
+def wait_until(pred, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_sighup_reloads(tmp_path):
+    users = tmp_path / "users"
+    users.write_text("alice:secret\n")
+    ours, ref = start_pair(str(tmp_path), ["-Y", str(users)])
+    servers = [srv for srv in (ours, ref) if srv]
+    kept = []
+    try:
+        for srv in servers:
+            c = srv.conn()
+            kept.append(c)
+            c.send(auth_data(b"alice", b"secret"))
+            c.expect(b"STORED\r\n")
+        users.write_text("bob:new\n")
+        for srv in servers:	# memcached reloads on its next clock tick
+            os.kill(srv.pid, signal.SIGHUP)
+            wait_until(lambda: try_auth(srv, b"bob", b"new") == b"STORED")
+            assert try_auth(srv, b"alice", b"secret") == FAILURE[:-2]
+        for c in kept:	# an authenticated connection stays so
+            c.send(b"get hup:k\r\n")
+            c.expect(b"END\r\n")
+        # a file that fails to load leaves the users as they were
+        users.write_text("bob\n")
+        for srv in servers:
+            os.kill(srv.pid, signal.SIGHUP)
+        time.sleep(1.5)
+        for srv in servers:
+            assert srv.alive()
+            assert try_auth(srv, b"bob", b"new") == b"STORED"
+        log = ours.stderr_text()
+        if not is_memcached():
+            assert "SIGHUP: auth_file %s reloaded: 1 user:password " \
+                "entries" % users in log
+            assert "SIGHUP: auth_file %s: line 1 is not user:password; " \
+                "the users stay as they were" % users in log
+    finally:
+        for c in kept:
+            c.close()
+        ours.stop()
+        if ref:
+            ref.stop(check=False)
+
+
+def test_sighup_without_auth_file(start_server):
+    srv = start_server([])
+    os.kill(srv.pid, signal.SIGHUP)
+    time.sleep(0.3)
+    with srv.conn() as c:
+        assert c.cmd(b"get hup:none") == b"END"
+    assert srv.alive()
 
 
 # --- the auth file at start (anchorkv's own checks) ----------------------
