@@ -172,6 +172,31 @@ EOF
 	fi
 }
 
+# served NAME: commands the server has counted (memcached protocol:
+# cmd_get + cmd_set, cmd_get counting keys; Redis: all commands)
+served() {
+	local port
+	eval "port=\$PORT_$1"
+	if [ "$1" = redis ]; then
+		redis-cli -p "$port" INFO stats |
+			awk -F: '/^total_commands_processed:/ { print $2 + 0 }'
+	else
+		$PY - "$port" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"stats\r\n")
+buf = b""
+while not buf.endswith(b"END\r\n"):
+    buf += s.recv(65536)
+n = 0
+for line in buf.decode().split("\r\n"):
+    if line.startswith(("STAT cmd_get ", "STAT cmd_set ")):
+        n += int(line.split()[2])
+print(n)
+EOF
+	fi
+}
+
 # load NAME FIRST N PREFIX BYTES [ZKEY]
 load() {
 	local port proto z=""
@@ -220,7 +245,7 @@ memcaslap_args() {
 
 # run_workload ROUND WORKLOAD NAME: one measured run, appends a row to RAW
 run_workload() {
-	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f
+	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f s0 s1
 	eval "port=\$PORT_$name pid=\$PID_$name"
 	proto=$(proto_of "$name")
 	f=$TMP/run.json
@@ -231,6 +256,7 @@ run_workload() {
 			printf 'load\t%s\t%s\t%s\tn/a\n' "$round" "$w" "$name" >>"$RAW"
 			return
 		fi
+		s0=$(served "$name")
 		t0=$(cpu_ticks "$pid")
 		# shellcheck disable=SC2086
 		memtier_benchmark -s 127.0.0.1 -p "$port" \
@@ -240,6 +266,7 @@ run_workload() {
 			>"$TMP/gen.out" 2>&1 ||
 			{ tail -5 "$TMP/gen.out" >&2; echo "bench: memtier failed" >&2; exit 1; }
 		t1=$(cpu_ticks "$pid")
+		s1=$(served "$name")
 	else
 		if [ "$proto" = resp ] || [ "$w" = int16 ]; then
 			printf 'load\t%s\t%s\t%s\tn/a\n' "$round" "$w" "$name" >>"$RAW"
@@ -255,20 +282,22 @@ run_workload() {
 			echo "0 $($PY -c "print(1 / ($gets + 1))")"
 			echo "1 $($PY -c "print($gets / ($gets + 1))")"
 		} >"$TMP/memcaslap.cfg"
+		s0=$(served "$name")
 		t0=$(cpu_ticks "$pid")
 		memcaslap -s "127.0.0.1:$port" -T 1 -c "$conc" \
 			-t "${SECONDS_RUN}s" -S "${SECONDS_RUN}s" \
 			-F "$TMP/memcaslap.cfg" "$@" >"$TMP/gen.out" 2>&1 ||
 			{ tail -5 "$TMP/gen.out" >&2; echo "bench: memcaslap failed" >&2; exit 1; }
 		t1=$(cpu_ticks "$pid")
+		s1=$(served "$name")
 		f=$TMP/gen.out
 	fi
 	$PY "$ROOT/tests/bench/report.py" parse "$GEN" "$f" "$((t1 - t0))" \
-		"$CLK_TCK" | while read -r ops rate p50 p99 cpu; do
-		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$w" \
-			"$name" "$ops" "$rate" "$p50" "$p99" "$cpu" >>"$RAW"
+		"$CLK_TCK" "$((s1 - s0))" | while read -r ops rate p50 p99 cpu ok; do
+		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" \
+			"$w" "$name" "$ops" "$rate" "$p50" "$p99" "$cpu" "$ok" >>"$RAW"
 	done
-	log "round $round $w $name: $(tail -1 "$RAW" | cut -f6-9)"
+	log "round $round $w $name: $(tail -1 "$RAW" | cut -f6-10)"
 }
 
 section_load() {

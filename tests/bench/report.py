@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Glue of bench.sh: reads the load generators' output, makes the tables.
 
-  report.py parse memtier|memcaslap FILE CPU_TICKS CLK_TCK
-      prints "ops ops_per_s p50_ms p99_ms server_cpu_us_per_op"
+  report.py parse memtier|memcaslap FILE CPU_TICKS CLK_TCK SERVED
+      prints "ops ops_per_s p50_ms p99_ms server_cpu_us_per_op valid";
+      valid is 0 when the server counted under half as many commands
+      (SERVED) as the generator reports operations: it refused them
   report.py report RAW META OUTDIR GENERATOR PLOTDIR
       writes OUTDIR/latest.md and PLOTDIR/bench.gp (which draws
       OUTDIR/bench.png)
@@ -63,11 +65,12 @@ def parse_memcaslap(path):
     return ops, rate, pct(0.5), pct(0.99)
 
 
-def cmd_parse(gen, path, ticks, clk):
+def cmd_parse(gen, path, ticks, clk, served):
     ops, rate, p50, p99 = (parse_memtier if gen == "memtier"
                            else parse_memcaslap)(path)
     cpu = int(ticks) * 1e6 / int(clk) / ops if ops else float("nan")
-    print(ops, rate, p50, p99, "%.3f" % cpu)
+    print(ops, rate, p50, p99, "%.3f" % cpu,
+          1 if ops and int(served) >= 0.5 * ops else 0)
 
 
 def med(xs):
@@ -95,7 +98,7 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
             key = (f[2], f[3])
             load.setdefault(key, [])
             if f[4] != "n/a":
-                load[key].append([float(x) for x in f[4:9]])
+                load[key].append([float(x) for x in f[4:10]])
         elif f[0] == "mem":
             mem.append(f[1:])
         elif f[0] == "range":
@@ -144,6 +147,14 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                            "memcaslap's keys are random strings")
                     w("| %s | %s | n/a | n/a | n/a | n/a (%s) |" % (
                         wl, SERVER_NAMES[s], why))
+                    continue
+                if not all(r[5] for r in rows):
+                    w("| %s | %s | invalid | | | (the server counted under "
+                      "half the commands the generator sent: it refused "
+                      "them%s) |" % (
+                          wl, SERVER_NAMES[s],
+                          "; memcaslap's keys hold control bytes, which "
+                          "anchorkv refuses" if gen == "memcaslap" else ""))
                     continue
                 m = [med([r[i] for r in rows]) for i in range(5)]
                 medians[(wl, s)] = m
@@ -277,6 +288,6 @@ unset multiplot
 
 if __name__ == "__main__":
     if sys.argv[1] == "parse":
-        cmd_parse(*sys.argv[2:6])
+        cmd_parse(*sys.argv[2:7])
     else:
         cmd_report(*sys.argv[2:7])
