@@ -390,29 +390,37 @@ section_range() {
 	stop_server redis
 }
 
-log "generator $GEN, $ROUNDS rounds of $SECONDS_RUN s, sections: $SECTIONS"
-for sec in $SECTIONS; do
-	"section_$sec"
-done
+# main: the whole script is read before it runs (so editing it during a
+# run cannot derail the run)
+main() {
+	local sec
+	log "generator $GEN, $ROUNDS rounds of $SECONDS_RUN s, sections: $SECTIONS"
+	for sec in $SECTIONS; do
+		"section_$sec"
+	done
 
-mkdir -p "$OUT"
-{
-	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "nproc=$(nproc)"
-	echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-	echo "mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
-	echo "anchorkv=$("$AK" --version 2>&1 | head -1)"
-	echo "memcached=$(memcached -V 2>&1 | head -1)"
-	echo "redis=$(redis-server --version | head -1 | cut -d' ' -f1-3)"
-	if [ "$GEN" = memtier ]; then
-		echo "generator=memtier_benchmark $(memtier_benchmark --version | head -1 | cut -d' ' -f2)"
-	else
-		echo "generator=memcaslap $(memcaslap -V 2>&1 | head -1)"
-	fi
-	echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_SECTIONS='$SECTIONS' make bench$([ "${BENCH_QUICK:-0}" = 1 ] && echo " (BENCH_QUICK=1: $RANGE_KEYS range keys)")"
-	echo "range_keys=$RANGE_KEYS"
-} >"$TMP/meta"
-$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"
-cp "$RAW" "$OUT/raw.tsv"
-[ -f "$TMP/bench.gp" ] && gnuplot "$TMP/bench.gp"
-cat "$OUT/latest.md"
+	mkdir -p "$OUT"
+	{
+		echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "nproc=$(nproc)"
+		echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+		echo "mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+		echo "anchorkv=$("$AK" --version 2>&1 | head -1)"
+		echo "memcached=$(memcached -V 2>&1 | head -1)"
+		echo "redis=$(redis-server --version | head -1 | cut -d' ' -f1-3)"
+		if [ "$GEN" = memtier ]; then
+			echo "generator=memtier_benchmark $(memtier_benchmark --version | head -1 | cut -d' ' -f2)"
+		else
+			echo "generator=memcaslap $(memcaslap -V 2>&1 | head -1)"
+		fi
+		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_SECTIONS='$SECTIONS' make bench$([ "${BENCH_QUICK:-0}" = 1 ] && echo " (BENCH_QUICK=1: $RANGE_KEYS range keys)")"
+		echo "range_keys=$RANGE_KEYS"
+	} >"$TMP/meta"
+	$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"
+	cp "$RAW" "$OUT/raw.tsv"
+	[ -f "$TMP/bench.gp" ] && gnuplot "$TMP/bench.gp"
+	cat "$OUT/latest.md"
+}
+
+main "$@"
+exit
