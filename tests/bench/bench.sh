@@ -18,6 +18,7 @@
 #   BENCH_QUICK=1           smoke run of about two minutes
 #   BENCH_MEM_ITEMS="1000000 10000000"   item counts of section 2
 #   BENCH_RANGE_SECONDS=3   seconds per range measurement
+#   BENCH_RANGE_KEYS=1000000 string and integer keys of section 3
 #   BENCH_GENERATOR=auto    auto, memtier or memcaslap
 #   BENCH_SECTIONS="load memory range"
 #   BENCH_OUT=tests/bench/results
@@ -38,13 +39,13 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	SECONDS_RUN=${BENCH_SECONDS:-2}
 	MEM_ITEMS=${BENCH_MEM_ITEMS:-"100000 1000000"}
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-1}
-	RANGE_KEYS=100000
+	RANGE_KEYS=${BENCH_RANGE_KEYS:-100000}
 else
 	ROUNDS=${BENCH_ROUNDS:-3}
 	SECONDS_RUN=${BENCH_SECONDS:-10}
 	MEM_ITEMS=${BENCH_MEM_ITEMS:-"1000000 10000000"}
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-3}
-	RANGE_KEYS=1000000
+	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
 fi
 SECTIONS=${BENCH_SECTIONS:-"load memory range"}
 GEN=${BENCH_GENERATOR:-auto}
@@ -413,7 +414,7 @@ main() {
 		else
 			echo "generator=memcaslap $(memcaslap -V 2>&1 | head -1)"
 		fi
-		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_SECTIONS='$SECTIONS' make bench$([ "${BENCH_QUICK:-0}" = 1 ] && echo " (BENCH_QUICK=1: $RANGE_KEYS range keys)")"
+		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_RANGE_KEYS=$RANGE_KEYS BENCH_SECTIONS='$SECTIONS' make bench"
 		echo "range_keys=$RANGE_KEYS"
 	} >"$TMP/meta"
 	$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"
