@@ -207,6 +207,16 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                 SERVER_NAMES[s], kind, fmt(int(n)), int(rss0) / 1024,
                 int(rss) / 1024, (int(rss) - int(rss0)) * 1024 / int(n),
                 fmt(kv(rate).get("rate"))))
+        per = {(r[0], r[1], int(r[2])): (int(r[4]) - int(r[3])) * 1024 / int(r[2])
+               for r in mem}
+        top = max(int(r[2]) for r in mem)
+        for kind, goal in (("string", "1"), ("integer", "0.5")):
+            a = per.get(("ak1", kind, top))
+            m = per.get(("mc1", kind, top))
+            if a and m:
+                w("\nAt %s items, %s keys: anchorkv takes %.2fx memcached's "
+                  "bytes per item (issue 5 asks for at most %s)." % (
+                      fmt(top), kind, a / m, goal))
         w("")
 
     if rng:
