@@ -111,6 +111,33 @@ build/asan/tests/%: build/asan/tests/unit/%.o $$(addprefix build/asan/,$$(subst 
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
 
+# Fuzz targets (tests/fuzz/fuzz_<target>.c): libFuzzer builds with clang
+# for `make fuzz`, and the same entry point linked with tests/fuzz/replay.c
+# (gcc, ASan+UBSan) as build/asan/tests/test_fuzz_<target>, which replays
+# the target's corpus and regression inputs under `make test`.
+FUZZ_TARGETS    := proto bound conf
+FUZZ_SRCS_proto := $(LIB_SRCS)
+FUZZ_SRCS_bound := $(LIB_SRCS)
+FUZZ_SRCS_conf  := server/conf.c server/settings.c core/alloc.c
+FUZZ_CC         := clang
+FUZZ_CFLAGS     := $(BASE) $(WARN) -O1 -DAK_MALLOC_LIBC -fno-omit-frame-pointer \
+                   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_HDRS       := $(wildcard core/*.h protocol/*.h server/*.h tests/fuzz/*.h)
+FUZZ_BINS       := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+UNIT_BINS       += $(FUZZ_TARGETS:%=build/asan/tests/test_fuzz_%)
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(LIBS)
+
+build/asan/tests/fuzz/replay_%.o: tests/fuzz/replay.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -DFUZZ_TARGET='"$*"' -c $< -o $@
+
+build/asan/tests/test_fuzz_%: build/asan/tests/fuzz/fuzz_%.o build/asan/tests/fuzz/replay_%.o $$(addprefix build/asan/,$$(subst .c,.o,$$(FUZZ_SRCS_$$*)))
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
+
 run: deps
 	@$(MAKE) --no-print-directory build/anchorkv
 	./build/anchorkv -f $(CONF)
@@ -143,7 +170,8 @@ bench: deps-bench
 	@bash tests/bench/bench.sh
 
 fuzz: deps-fuzz
-	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf build

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_proto.c - the request parser and protocol engine, fed any bytes.
+ *
+ * The input is a session: the bytes a client sends on one connection,
+ * then a 4-byte trailer the fuzzer also chooses:
+ *
+ *	[0..1] a split point (little endian, modulo the session length + 1)
+ *	[2]    bits 0-1: -R (0: no cap); bits 2-7: piece size - 1 (1..64)
+ *	[3]    bit 0: -C (no cas), bit 1: -F (no flush_all), bit 2: -A
+ *
+ * The session runs three times, each on a fresh real store (core/) and a
+ * fresh connection, with a harness that plays the server's part (append
+ * what arrives, proto_process(), write out every queued reply, drop the
+ * consumed bytes, call again while that makes progress):
+ *
+ *	whole   all bytes arrive at once
+ *	split   in two reads, cut at the split point, with the -R cap
+ *	pieces  in reads of the piece size
+ *
+ * Properties checked:
+ *  1. every reply is well formed: only the lines PROTOCOL.md lists, each
+ *     ending "\r\n"; a VALUE line has a valid key and decimal numbers and
+ *     is followed by exactly <bytes> bytes and "\r\n"; KEY lines of one
+ *     answer come in strictly ascending keyspace order;
+ *  2. the output does not depend on how the bytes arrive: split and pieces
+ *     write what whole writes, with the two exceptions PROTOCOL.md states:
+ *     a line still without newline after 2048 bytes closes the connection
+ *     (then the output is a prefix of whole's), and VALUE lines of a
+ *     streamed get may go out before that get's bad key (so a run of
+ *     VALUE blocks right before "CLIENT_ERROR bad command line format" is
+ *     dropped before comparing);
+ *  3. the engine never needs more buffered input than its bound: when it
+ *     stops making progress, at most PROTO_LINE_MAX bytes remain (at most
+ *     KEY_MAX_LENGTH inside a streamed get), and it never consumes more
+ *     than it was given;
+ *  4. the store's invariants hold after the session, and closing the
+ *     connection releases everything (LeakSanitizer).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "hash.h"
+#include "item.h"
+#include "proto.h"
+#include "reply.h"
+#include "store.h"
+
+#define FUZZ_T0		1700000000
+#define FUZZ_ITEM_MAX	1024u		/* small, so that refusals happen */
+#define FUZZ_MEM	(8u * 1024)	/* small, so that evictions happen */
+#define TRAILER		4
+
+struct obuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void obuf_add(struct obuf *b, const void *p, size_t len)
+{
+	if (!len)
+		return;
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (!b->p)
+			abort();
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+}
+
+struct harness {
+	struct store *store;
+	struct proto_settings set;
+	struct proto_ctx ctx;
+	struct proto_conn pc;
+	struct obuf in;		/* received, not consumed */
+	struct obuf out;	/* everything written */
+	unsigned int max_reqs;
+	bool closed;
+	bool closed_long;	/* closed on a line over PROTO_LINE_MAX */
+};
+
+/* The stats hook: a fixed answer for "stats", unknown for the rest. */
+static bool fuzz_stats(void *arg, const char *args, size_t len,
+		       struct reply *out)
+{
+	(void)arg;
+	(void)args;
+	if (len)
+		return false;
+	reply_add(out, "STAT fuzz 1\r\nEND\r\n", 18);
+	return true;
+}
+
+static void fuzz_shutdown(void *arg)
+{
+	(void)arg;
+}
+
+static const struct proto_hooks fuzz_hooks = {
+	.stats = fuzz_stats,
+	.shutdown = fuzz_shutdown,
+};
+
+static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
+{
+	struct store_config cfg = {
+		.mem_limit = FUZZ_MEM,
+		.item_size_max = FUZZ_ITEM_MAX,
+		.nshards = 4,
+		.hash_bits = 4,
+	};
+
+	memset(h, 0, sizeof(*h));
+	h->store = store_create(&cfg);
+	if (!h->store)
+		FUZZ_FAIL("store_create failed");
+	store_set_time(h->store, FUZZ_T0);
+	h->set.item_size_max = FUZZ_ITEM_MAX;
+	h->set.range_max = 1000;
+	h->set.cas_enabled = !(opts & 1);
+	h->set.flush_enabled = !(opts & 2);
+	h->set.shutdown_enabled = opts & 4;
+	h->ctx.store = h->store;
+	h->ctx.settings = &h->set;
+	h->ctx.hooks = &fuzz_hooks;
+	h->ctx.hook_arg = h;
+	h->max_reqs = max_reqs;
+	proto_conn_init(&h->pc, &h->ctx);
+}
+
+static void h_fini(struct harness *h)
+{
+	char why[256];
+
+	proto_conn_release(&h->pc);
+	if (store_check_invariants(h->store, why, sizeof(why)))
+		FUZZ_FAIL("store invariants: %s", why);
+	store_destroy(h->store);
+	free(h->in.p);
+	free(h->out.p);
+}
+
+/* Writes every queued reply byte to h->out, as a socket would take it. */
+static bool h_drain(struct harness *h)
+{
+	struct iovec iov[64];
+	bool any = false;
+	int n, i;
+
+	while (reply_pending(&h->pc.out)) {
+		size_t total = 0;
+
+		n = reply_iov(&h->pc.out, iov, 64);
+		FUZZ_CHECK(n > 0, "bytes pending but no iovec");
+		for (i = 0; i < n; i++) {
+			obuf_add(&h->out, iov[i].iov_base, iov[i].iov_len);
+			total += iov[i].iov_len;
+		}
+		FUZZ_CHECK(total <= reply_pending(&h->pc.out),
+			   "iovecs hold more than is pending");
+		reply_consume(&h->pc.out, total);
+		any = true;
+	}
+	return any;
+}
+
+/* Runs the engine over what is buffered until it stops making progress. */
+static void h_run(struct harness *h)
+{
+	unsigned int spins = 0;
+
+	while (!h->closed) {
+		size_t n = proto_process(&h->pc, h->in.p, h->in.len,
+					 h->max_reqs);
+		bool wrote;
+
+		FUZZ_CHECK(n <= h->in.len, "consumed %zu of %zu bytes", n,
+			   h->in.len);
+		wrote = h_drain(h);
+		if (n) {
+			memmove(h->in.p, h->in.p + n, h->in.len - n);
+			h->in.len -= n;
+		}
+		if (proto_closed(&h->pc)) {
+			/* what is left is an unfinished line over the limit */
+			h->closed = true;
+			h->closed_long = h->in.len > PROTO_LINE_MAX &&
+					 !memchr(h->in.p, '\n', h->in.len);
+			h->in.len = 0;
+			break;
+		}
+		if (!n && !wrote)
+			break;
+		FUZZ_CHECK(++spins < 1000000, "no end to the progress");
+	}
+	if (h->closed)
+		return;
+	FUZZ_CHECK(h->in.len <= PROTO_LINE_MAX,
+		   "%zu bytes left unconsumed (state %d)", h->in.len,
+		   (int)h->pc.state);
+	FUZZ_CHECK(h->pc.state != PROTO_GET_CONT ||
+		   h->in.len <= KEY_MAX_LENGTH,
+		   "%zu bytes left inside a streamed get", h->in.len);
+	FUZZ_CHECK(h->pc.state == PROTO_CMD || h->pc.state == PROTO_GET_CONT ||
+		   h->in.len == 0,
+		   "%zu bytes left while reading a data block", h->in.len);
+}
+
+static void h_feed(struct harness *h, const uint8_t *p, size_t len)
+{
+	if (h->closed || !len)
+		return;
+	obuf_add(&h->in, p, len);
+	h_run(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* the replies                                                          */
+
+static const char *const fixed_lines[] = {
+	"STORED", "NOT_STORED", "EXISTS", "NOT_FOUND", "DELETED", "TOUCHED",
+	"OK", "END", "ERROR", "VERSION " PROTO_VERSION,
+	"ERROR: shutdown not enabled",
+	"STAT fuzz 1",
+	"CLIENT_ERROR bad command line format",
+	"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]",
+	"CLIENT_ERROR bad data chunk",
+	"CLIENT_ERROR invalid numeric delta argument",
+	"CLIENT_ERROR cannot increment or decrement non-numeric value",
+	"CLIENT_ERROR invalid exptime argument",
+	"CLIENT_ERROR flush_all not allowed",
+	"CLIENT_ERROR invalid shutdown mode",
+	"CLIENT_ERROR bad range",
+	"SERVER_ERROR object too large for cache",
+	"SERVER_ERROR out of memory storing object",
+	"SERVER_ERROR out of memory",
+};
+
+static bool line_is(const char *p, size_t n, const char *s)
+{
+	return strlen(s) == n && !memcmp(p, s, n);
+}
+
+/* A canonical unsigned decimal of at most @max_digits digits. */
+static bool is_decimal(const char *p, size_t n, size_t max_digits)
+{
+	size_t i;
+
+	if (n == 0 || n > max_digits || (n > 1 && p[0] == '0'))
+		return false;
+	for (i = 0; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+	return true;
+}
+
+static bool is_key(const char *k, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > KEY_MAX_LENGTH)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)k[i] <= 0x20 || k[i] == 0x7f)
+			return false;
+	return true;
+}
+
+struct span {
+	const char *p;
+	size_t len;
+};
+
+/* Splits [@p, @end) on single spaces into at most @max fields. */
+static unsigned int fields(const char *p, const char *end,
+			   struct span *f, unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max) {
+		const char *s = p;
+
+		while (p < end && *p != ' ')
+			p++;
+		f[n].p = s;
+		f[n].len = (size_t)(p - s);
+		n++;
+		if (p == end)
+			return n;
+		p++;
+	}
+	return max + 1;		/* too many */
+}
+
+/* "VALUE <key> <flags> <bytes>[ <cas>]": the bytes, or -1 if malformed. */
+static long long value_line(const char *p, size_t n)
+{
+	struct span f[5];
+	unsigned int nf;
+	unsigned long long v;
+
+	if (n < 6 || memcmp(p, "VALUE ", 6))
+		return -1;
+	nf = fields(p + 6, p + n, f, 4);
+	if (nf != 3 && nf != 4)
+		return -1;
+	if (!is_key(f[0].p, f[0].len) || !is_decimal(f[1].p, f[1].len, 10) ||
+	    !is_decimal(f[2].p, f[2].len, 10) ||
+	    (nf == 4 && !is_decimal(f[3].p, f[3].len, 20)))
+		return -1;
+	v = strtoull(f[1].p, NULL, 10);
+	if (v > UINT32_MAX)
+		return -1;
+	v = strtoull(f[2].p, NULL, 10);
+	if (v > FUZZ_ITEM_MAX)
+		return -1;
+	return (long long)v;
+}
+
+/*
+ * Checks the well-formedness of @out (property 1) and writes to @norm the
+ * output with every run of VALUE blocks that directly precedes
+ * "CLIENT_ERROR bad command line format" taken out (property 2).
+ */
+static void check_output(const struct obuf *out, struct obuf *norm)
+{
+	const char *p = out->p, *end = p ? p + out->len : p;
+	const char *last_key = NULL;
+	size_t last_nkey = 0, run_start = 0;
+	bool in_run = false;
+	unsigned int i;
+
+	if (!out->len)
+		return;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n;
+		long long vbytes;
+		bool ok = false;
+
+		FUZZ_CHECK(nl && nl > p && nl[-1] == '\r',
+			   "reply line without \\r\\n at byte %zu",
+			   (size_t)(p - out->p));
+		n = (size_t)(nl - 1 - p);
+		vbytes = value_line(p, n);
+		if (vbytes >= 0) {
+			const char *blk = nl + 1;
+
+			FUZZ_CHECK((size_t)(end - blk) >= (size_t)vbytes + 2 &&
+				   blk[vbytes] == '\r' && blk[vbytes + 1] == '\n',
+				   "VALUE block not %lld bytes + \\r\\n",
+				   vbytes);
+			if (!in_run) {
+				run_start = norm->len;
+				in_run = true;
+			}
+			obuf_add(norm, p, (size_t)(blk + vbytes + 2 - p));
+			p = blk + vbytes + 2;
+			last_key = NULL;
+			continue;
+		}
+		if (line_is(p, n, "CLIENT_ERROR bad command line format") &&
+		    in_run)
+			norm->len = run_start;
+		in_run = false;
+		if (n > 4 && !memcmp(p, "KEY ", 4)) {
+			FUZZ_CHECK(is_key(p + 4, n - 4), "bad key in KEY line");
+			FUZZ_CHECK(!last_key || fuzz_key_cmp(last_key,
+							     last_nkey, p + 4,
+							     n - 4) < 0,
+				   "KEY lines out of keyspace order");
+			last_key = p + 4;
+			last_nkey = n - 4;
+			obuf_add(norm, p, n + 2);
+			p = nl + 1;
+			continue;
+		}
+		last_key = NULL;
+		for (i = 0; i < sizeof(fixed_lines) / sizeof(fixed_lines[0]);
+		     i++)
+			if (line_is(p, n, fixed_lines[i]))
+				ok = true;
+		if (is_decimal(p, n, 20))
+			ok = true;		/* incr/decr */
+		if (n > 6 && !memcmp(p, "COUNT ", 6) &&
+		    is_decimal(p + 6, n - 6, 20))
+			ok = true;
+		if (n > 8 && !memcmp(p, "DELETED ", 8) &&
+		    is_decimal(p + 8, n - 8, 20))
+			ok = true;
+		FUZZ_CHECK(ok, "unexpected reply line \"%.*s\"",
+			   (int)(n > 200 ? 200 : n), p);
+		obuf_add(norm, p, n + 2);
+		p = nl + 1;
+	}
+}
+
+/* Property 2 between the whole run and another way of feeding. */
+static void compare(const char *how, const struct harness *whole,
+		    const struct obuf *wnorm, const struct harness *other)
+{
+	struct obuf onorm = { 0 };
+
+	check_output(&other->out, &onorm);
+	if (other->closed_long) {
+		/* closed early: what it wrote, whole wrote first */
+		FUZZ_CHECK(other->out.len <= whole->out.len &&
+			   (!other->out.len ||
+			    !memcmp(other->out.p, whole->out.p,
+				    other->out.len)),
+			   "%s: output before the long line differs", how);
+	} else {
+		FUZZ_CHECK(onorm.len == wnorm->len &&
+			   (!onorm.len || !memcmp(onorm.p, wnorm->p, onorm.len)),
+			   "%s: output differs from one piece (%zu vs %zu "
+			   "bytes)", how, onorm.len, wnorm->len);
+		FUZZ_CHECK(other->closed == whole->closed,
+			   "%s: closed %d, in one piece %d", how,
+			   other->closed, whole->closed);
+	}
+	free(onorm.p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint8_t seed[HASH_SEED_BYTES] = { 1, 2, 3, 4 };
+	struct harness whole, split, pieces;
+	struct obuf wnorm = { 0 };
+	uint8_t t[TRAILER] = { 0 };
+	size_t len = size, cut, piece, off;
+
+	if (size >= TRAILER) {
+		len = size - TRAILER;
+		memcpy(t, data + len, TRAILER);
+	}
+	hash_set_seed(seed);
+	cut = ((size_t)t[0] | (size_t)t[1] << 8) % (len + 1);
+	piece = (size_t)(t[2] >> 2) + 1;
+
+	h_init(&whole, t[3], 0);
+	h_feed(&whole, data, len);
+	check_output(&whole.out, &wnorm);
+	if (getenv("FUZZ_PRINT") && whole.out.len)	/* to read a session */
+		fwrite(whole.out.p, 1, whole.out.len, stdout);
+
+	h_init(&split, t[3], t[2] & 3);
+	h_feed(&split, data, cut);
+	h_feed(&split, data + cut, len - cut);
+	compare("split", &whole, &wnorm, &split);
+
+	h_init(&pieces, t[3], 0);
+	for (off = 0; off < len; off += piece)
+		h_feed(&pieces, data + off,
+		       len - off < piece ? len - off : piece);
+	compare("pieces", &whole, &wnorm, &pieces);
+
+	free(wnorm.p);
+	h_fini(&pieces);
+	h_fini(&split);
+	h_fini(&whole);
+	return 0;
+}
