@@ -7,7 +7,8 @@
  *
  *	[0..1] a split point (little endian, modulo the session length + 1)
  *	[2]    bits 0-1: -R (0: no cap); bits 2-7: piece size - 1 (1..64)
- *	[3]    bit 0: -C (no cas), bit 1: -F (no flush_all), bit 2: -A
+ *	[3]    bit 0: -C (no cas), bit 1: -F (no flush_all), bit 2: -A,
+ *	       bit 3: -Y (authenticate first; "fuzz secret" is accepted)
  *
  * The session runs three times, each on a fresh real store (core/) and a
  * fresh connection, with a harness that plays the server's part (append
@@ -31,9 +32,10 @@
  *     VALUE blocks right before "CLIENT_ERROR bad command line format" is
  *     dropped before comparing);
  *  3. the engine never needs more buffered input than its bound: when it
- *     stops making progress, at most PROTO_LINE_MAX bytes remain (at most
- *     KEY_MAX_LENGTH inside a streamed get), and it never consumes more
- *     than it was given;
+ *     stops making progress, what remains is an unfinished line of at most
+ *     PROTO_LINE_MAX bytes (at most KEY_MAX_LENGTH inside a streamed get;
+ *     before authentication, a set line and at most AUTH_DATA_MAX + 1
+ *     bytes of its block), and it never consumes more than it was given;
  *  4. the store's invariants hold after the session, and closing the
  *     connection releases everything (LeakSanitizer).
  */
@@ -54,6 +56,7 @@
 #define FUZZ_ITEM_MAX	1024u		/* small, so that refusals happen */
 #define FUZZ_MEM	(8u * 1024)	/* small, so that evictions happen */
 #define TRAILER		4
+#define AUTH_DATA_MAX	8192u	/* PROTOCOL.md: a longer auth block closes */
 
 struct obuf {
 	char *p;
@@ -107,9 +110,18 @@ static void fuzz_shutdown(void *arg)
 	(void)arg;
 }
 
+static bool fuzz_auth(void *arg, const char *user, size_t ulen,
+		      const char *pass, size_t plen)
+{
+	(void)arg;
+	return ulen == 4 && !memcmp(user, "fuzz", 4) && plen == 6 &&
+	       !memcmp(pass, "secret", 6);
+}
+
 static const struct proto_hooks fuzz_hooks = {
 	.stats = fuzz_stats,
 	.shutdown = fuzz_shutdown,
+	.auth = fuzz_auth,
 };
 
 static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
@@ -131,6 +143,7 @@ static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 	h->set.cas_enabled = !(opts & 1);
 	h->set.flush_enabled = !(opts & 2);
 	h->set.shutdown_enabled = opts & 4;
+	h->set.auth_enabled = opts & 8;
 	h->ctx.store = h->store;
 	h->ctx.settings = &h->set;
 	h->ctx.hooks = &fuzz_hooks;
@@ -179,6 +192,7 @@ static bool h_drain(struct harness *h)
 static void h_run(struct harness *h)
 {
 	unsigned int spins = 0;
+	const char *nl;
 
 	while (!h->closed) {
 		size_t n = proto_process(&h->pc, h->in.p, h->in.len,
@@ -206,6 +220,16 @@ static void h_run(struct harness *h)
 	}
 	if (h->closed)
 		return;
+	nl = h->in.len ? memchr(h->in.p, '\n', h->in.len) : NULL;
+	if (!h->pc.authed && nl) {
+		/* an authenticating set waits for its whole block */
+		FUZZ_CHECK(h->in.len - (size_t)(nl + 1 - h->in.p) <=
+			   AUTH_DATA_MAX + 1,
+			   "%zu bytes left after an auth line", h->in.len);
+		return;
+	}
+	FUZZ_CHECK(!nl || h->pc.state != PROTO_CMD,
+		   "a complete line left unconsumed");
 	FUZZ_CHECK(h->in.len <= PROTO_LINE_MAX,
 		   "%zu bytes left unconsumed (state %d)", h->in.len,
 		   (int)h->pc.state);
@@ -245,6 +269,10 @@ static const char *const fixed_lines[] = {
 	"SERVER_ERROR object too large for cache",
 	"SERVER_ERROR out of memory storing object",
 	"SERVER_ERROR out of memory",
+	"CLIENT_ERROR unauthenticated",
+	"CLIENT_ERROR authentication failure",
+	"CLIENT_ERROR bad authentication token format",
+	"CLIENT_ERROR bad command line termination",
 };
 
 static bool line_is(const char *p, size_t n, const char *s)
