@@ -69,7 +69,9 @@ command -v "${GEN/memtier/memtier_benchmark}" >/dev/null ||
 	{ echo "bench: no load generator ($GEN)" >&2; exit 1; }
 
 TMP=$(mktemp -d)
-RAW=$TMP/raw.tsv
+# every measurement, written as it is made (report.py report reads it)
+mkdir -p "$OUT"
+RAW=$OUT/raw.tsv
 : >"$RAW"
 PIDS=""
 
@@ -400,7 +402,6 @@ main() {
 		"section_$sec"
 	done
 
-	mkdir -p "$OUT"
 	{
 		echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "nproc=$(nproc)"
@@ -418,7 +419,6 @@ main() {
 		echo "range_keys=$RANGE_KEYS"
 	} >"$TMP/meta"
 	$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"
-	cp "$RAW" "$OUT/raw.tsv"
 	[ -f "$TMP/bench.gp" ] && gnuplot "$TMP/bench.gp"
 	cat "$OUT/latest.md"
 }

@@ -27,7 +27,7 @@ WORKLOAD_TEXT = {
     "int16": "p16 with integer keys (empty key prefix)",
     "set16": "sets only, 32 B values, pipeline 16",
     "big4": "1:10 set:get, 4096 B values, pipeline 4",
-    "multiget": "gets of 16 keys per request, 32 B values",
+    "multiget": "gets of 16 keys per request, 32 B values (an op is a request)",
 }
 
 
