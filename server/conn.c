@@ -115,7 +115,11 @@ static int64_t conn_now(const struct conn *c)
 	return store_unix_time(c->w->srv->store);
 }
 
-/* How long a connection may go without moving a byte; 0: forever. */
+/*
+ * How long a connection may go without progress (input the engine consumed,
+ * a reply byte written); 0: forever. Bytes read that complete nothing, a
+ * line trickled in, are not progress: memcached times out such a client.
+ */
 static unsigned int conn_timeout_secs(const struct conn *c)
 {
 	if (c->closing || c->eof)
@@ -165,7 +169,6 @@ static int conn_fill(struct conn *c)
 			c->rlen += (size_t)n;
 			WRITE_ONCE(c->w->io.bytes_read,
 				   c->w->io.bytes_read + (uint64_t)n);
-			c->last_active = conn_now(c);
 			log_io("<%d read %zd bytes", c->fd, n);
 			/* a short read drained the socket: no second syscall */
 			if ((size_t)n < room)
@@ -332,7 +335,8 @@ static bool conn_process(struct conn *c, unsigned int *budget)
 		if (used < c->rlen)
 			memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 		c->rlen -= used;
-		WRITE_ONCE(c->last_cmd, conn_now(c));
+		c->last_active = conn_now(c);
+		WRITE_ONCE(c->last_cmd, c->last_active);
 	}
 	if (proto_closed(&c->pc)) {
 		c->closing = true;
@@ -454,12 +458,15 @@ close:
 	conn_close(c);
 }
 
-/* Closes a connection idle for its timeout; true if it did. */
-static bool conn_check_idle(struct conn *c)
+/*
+ * Closes a connection without progress for its timeout plus @slack seconds;
+ * true if it did.
+ */
+static bool conn_check_idle(struct conn *c, unsigned int slack)
 {
 	unsigned int secs = conn_timeout_secs(c);
 
-	if (!secs || conn_now(c) - c->last_active < (int64_t)secs)
+	if (!secs || conn_now(c) - c->last_active < (int64_t)secs + slack)
 		return false;
 	if (c->closing || c->eof)
 		log_conn("<%d closing: client did not read its replies for "
@@ -476,9 +483,14 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	if ((what & EV_TIMEOUT) && !(what & EV_READ)) {
-		conn_check_idle(c);
+		conn_check_idle(c, 0);
 		return;
 	}
+	/* each read re-arms the timeout, so a client trickling bytes that
+	 * complete nothing is caught here; the clock counts whole seconds,
+	 * a second more makes sure a full timeout went by */
+	if (conn_check_idle(c, 1))
+		return;
 	if (!c->eof && !c->closing && conn_fill(c) < 0) {
 		conn_close(c);
 		return;
@@ -492,7 +504,7 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	if ((what & EV_TIMEOUT) && !(what & EV_WRITE)) {
-		conn_check_idle(c);
+		conn_check_idle(c, 0);
 		return;
 	}
 	conn_run(c);

@@ -50,7 +50,7 @@ struct conn {
 	size_t rlen;
 	size_t rsize;
 	int64_t last_cmd;		/* unix time of the last request */
-	int64_t last_active;		/* unix time of the last byte moved */
+	int64_t last_active;		/* unix time of the last progress */
 	char addr[CONN_ADDR_MAX];	/* "tcp:127.0.0.1:54321" */
 	const char *listen_addr;	/* its listener's name */
 };

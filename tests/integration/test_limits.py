@@ -169,44 +169,88 @@ def test_clients_that_never_read(measured):
 
 # --- idle_timeout ----------------------------------------------------------------
 
+def closed_yet(c):
+    """Read what is there without waiting; True once the server closed."""
+    c.sock.setblocking(False)
+    try:
+        chunk = c.sock.recv(4096)
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+    finally:
+        c.sock.setblocking(True)
+    c.buf += chunk
+    return not chunk
+
+
 def idle_timeout_run(srv, secs):
-    """An idle connection, one halfway through a line and one that sends a
-    request every 0.2 s: the first two are closed after about @secs
-    seconds, the busy one is not. Return what each closed one received."""
-    idle = srv.conn(timeout=30)
-    half = srv.conn(timeout=30)
-    half.send(b"get hl:i")
-    busy = srv.conn(timeout=30)
+    """Five connections, every 0.2 s:
+      idle     sends nothing
+      half     sent half a line, then nothing
+      trickle  sends one more byte of a never-ending get line
+      busy     sends a request and reads its reply
+      slow     sends one more byte of a 400-byte value
+    The first three make no request for @secs seconds and must be closed
+    (without a reply); busy and slow must not be.
+    Return: {name: what it received before the close}."""
+    names = ("idle", "half", "trickle")
+    conns = {n: srv.conn(timeout=30) for n in names + ("busy", "slow")}
+    conns["half"].send(b"get hl:i")
+    conns["trickle"].send(b"get")
+    conns["slow"].send(b"set hl:slow 0 0 400\r\n")
     deadline = time.monotonic() + secs + 20
     got = {}
-    while len(got) < 2:
-        assert time.monotonic() < deadline, "idle connections not closed"
-        assert busy.cmd("version").startswith(b"VERSION ")
-        for name, c in (("idle", idle), ("half", half)):
-            if name in got:
-                continue
-            c.sock.setblocking(False)
+    sent = 0
+    while len(got) < len(names):
+        assert time.monotonic() < deadline, \
+            "not closed: %s" % [n for n in names if n not in got]
+        assert conns["busy"].cmd("version").startswith(b"VERSION ")
+        if "trickle" not in got:
             try:
-                chunk = c.sock.recv(4096)
-                if not chunk:
-                    got[name] = c.buf
-                c.buf += chunk
-            except BlockingIOError:
-                pass
-            except ConnectionResetError:
-                got[name] = c.buf
+                conns["trickle"].send(b" k" if sent % 2 else b"e")
+            except OSError:
+                pass	# closed: seen below
+        conns["slow"].send(b"v")
+        sent += 1
+        for n in names:
+            if n not in got and closed_yet(conns[n]):
+                got[n] = conns[n].buf
         time.sleep(0.2)
-    # the busy one stayed
-    assert busy.cmd("version").startswith(b"VERSION ")
-    for c in (idle, half, busy):
+    # busy and slow stayed
+    assert conns["busy"].cmd("version").startswith(b"VERSION ")
+    conns["slow"].send(b"v" * (400 - sent) + b"\r\n")
+    conns["slow"].expect(b"STORED\r\n")
+    for c in conns.values():
         c.close()
     return got
 
 
+def stalled_connections_close(srv, secs):
+    # anchorkv also closes a connection stalled halfway through a value or
+    # whose client stopped reading its replies, once nothing moved for
+    # idle_timeout; memcached leaves those open (it times out only
+    # connections waiting for a command)
+    with srv.conn() as c:
+        assert c.set(b"hl:deaf", b"d" * 300000) == b"STORED"
+    before = stat(srv, "curr_connections")
+    stalled = srv.conn(timeout=secs + 20)
+    stalled.send(b"set hl:stalled 0 0 100\r\nabc")
+    deaf = srv.conn(timeout=secs + 20)
+    send_until_stalled(deaf.sock, b"get hl:deaf\r\n", stall=0.2)
+    # (reading the deaf one's replies would be progress: wait first)
+    wait_for(lambda: stat(srv, "curr_connections") <= before,
+             timeout=secs + 20, what="stalled connections to close")
+    assert stalled.assert_closed() == b""
+    deaf.assert_closed()	# some of its replies, then EOF
+    stalled.close()
+    deaf.close()
+
+
 def test_idle_timeout(measured, server, tmp_path):
-    # -o idle_timeout=N closes connections idle for N seconds, as memcached
-    # does, and only those; off by default (the shared server's connection
-    # opened first is still served at the end)
+    # -o idle_timeout=N closes connections that made no request for N
+    # seconds, as memcached does, and only those; off by default (the
+    # shared server's connection opened first is still served at the end)
     default_conn = server.conn()
     assert default_conn.cmd("version").startswith(b"VERSION ")
     srv = measured(["-o", "idle_timeout=2"])
@@ -216,7 +260,8 @@ def test_idle_timeout(measured, server, tmp_path):
             assert c.stats("settings")["idle_timeout"] == "2"
         got = idle_timeout_run(srv, 2)
         want = idle_timeout_run(ref, 2)
-        assert got == want == {"idle": b"", "half": b""}
+        assert got == want == {"idle": b"", "half": b"", "trickle": b""}
+        stalled_connections_close(srv, 2)
     finally:
         ref.stop(check=False)
     assert default_conn.cmd("version").startswith(b"VERSION ")
@@ -265,6 +310,13 @@ def test_5000_connections(measured, nofile):
                         del left[s]
             sel.close()
             assert stat(srv, "curr_connections") >= MANY + 1
+            # "stats conns" lists every one of them
+            with srv.conn(timeout=60) as c:
+                st = c.stats("conns")
+            addrs = [k for k in st if k.endswith(":addr")]
+            assert len(addrs) >= MANY + 1
+            states = [st[k] for k in st if k.endswith(":state")]
+            assert states.count("conn_waiting") >= MANY
         finally:
             for s in socks:
                 s.close()
