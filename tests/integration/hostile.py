@@ -19,7 +19,6 @@ import time
 import pytest
 
 import conftest
-import mc
 from conftest import Server
 from test_admin import wait_for
 from test_classic_diff import MEMCACHED, Memcached
@@ -85,12 +84,13 @@ CAS_VALUE_LINE = re.compile(rb"^(VALUE [^ \r\n]+ [0-9]+ [0-9]+) [0-9]+\r$",
 SENTINEL = b"version\r\n"
 
 
-def exchange(srv, data, pieces=None, timeout=15.0, sentinel=True):
+def exchange(srv, data, pieces=None, timeout=15.0, sentinel=True, pause=0):
     """Send @data then "version" on a new connection; read the replies.
 
     @pieces: a list of byte strings sent one after the other instead.
     @sentinel: False when @data must close the connection: "version" is
     not sent (its newline would end an overlong line).
+    @pause: seconds between pieces, so that the server reads them apart.
     Return: (the replies before the sentinel's, closed) where closed is
     True when the server closed the connection instead of answering the
     sentinel. VERSION lines are cut to "VERSION\\r\\n" and cas uniques
@@ -100,7 +100,9 @@ def exchange(srv, data, pieces=None, timeout=15.0, sentinel=True):
 
     def send_all():
         try:
-            for p in pieces if pieces is not None else [data]:
+            for i, p in enumerate(pieces if pieces is not None else [data]):
+                if i and pause:
+                    time.sleep(pause)
                 c.sock.sendall(p)
             if sentinel:
                 c.sock.sendall(SENTINEL)

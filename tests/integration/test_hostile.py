@@ -263,7 +263,8 @@ def test_script_cut_at_every_byte(victim, ref):
     assert not want[1]
     with Guard(victim, RSS_BOUND_KIB):
         for i in range(1, len(SCRIPT)):
-            got = exchange(victim, None, [SCRIPT[:i], SCRIPT[i:]])
+            got = exchange(victim, None, [SCRIPT[:i], SCRIPT[i:]],
+                           pause=0.002)
             assert got == want, "cut at %d: %r" % (i, got)
 
 
@@ -271,9 +272,9 @@ def test_script_one_byte_at_a_time(victim, ref):
     want = same_as_memcached(victim, ref, SCRIPT)
     pieces = [SCRIPT[i:i + 1] for i in range(len(SCRIPT))]
     with Guard(victim, RSS_BOUND_KIB):
-        assert exchange(victim, None, pieces) == want
+        assert exchange(victim, None, pieces, pause=0.001) == want
     # memcached too, byte by byte
-    assert exchange(ref, None, pieces) == want
+    assert exchange(ref, None, pieces, pause=0.001) == want
 
 
 # --- random bytes, anchorkv alone --------------------------------------------
