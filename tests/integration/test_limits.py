@@ -252,15 +252,15 @@ def test_idle_timeout(measured, server, tmp_path):
     # shared server's connection opened first is still served at the end)
     default_conn = server.conn()
     assert default_conn.cmd("version").startswith(b"VERSION ")
-    srv = measured(["-o", "idle_timeout=2"])
-    ref = start_memcached(str(tmp_path), ["-o", "idle_timeout=2"])
+    srv = measured(["-o", "idle_timeout=3"])
+    ref = start_memcached(str(tmp_path), ["-o", "idle_timeout=3"])
     try:
         with srv.conn() as c:
-            assert c.stats("settings")["idle_timeout"] == "2"
-        got = idle_timeout_run(srv, 2)
-        want = idle_timeout_run(ref, 2)
+            assert c.stats("settings")["idle_timeout"] == "3"
+        got = idle_timeout_run(srv, 3)
+        want = idle_timeout_run(ref, 3)
         assert got == want == {"idle": b"", "half": b"", "trickle": b""}
-        stalled_connections_close(srv, 2)
+        stalled_connections_close(srv, 3)
     finally:
         ref.stop(check=False)
     assert default_conn.cmd("version").startswith(b"VERSION ")
