@@ -8,6 +8,8 @@
 #   make bench-core ns/op of the core structures (not a test)
 #   make bench      load tests against anchorkv, memcached and redis-server
 #   make fuzz       libFuzzer targets (FUZZ_SECONDS each)
+#   make soak       the sanitized daemon under a mixed load for SOAK_SECONDS
+#                   (default 600), then counters and a leak-free exit
 #   make clean
 
 CC      ?= cc
@@ -46,8 +48,9 @@ FUZZ_DEPS  := clang libclang-rt-14-dev
 
 CONF ?= conf/anchorkv.conf
 FUZZ_SECONDS ?= 60
+SOAK_SECONDS ?= 600
 
-.PHONY: all run test unit integration bench bench-core fuzz clean deps deps-test deps-bench deps-fuzz
+.PHONY: all run test unit integration bench bench-core fuzz soak clean deps deps-test deps-bench deps-fuzz
 
 all: build/anchorkv
 
@@ -168,6 +171,10 @@ build/akbench: tests/bench/akbench.c
 bench: deps-bench
 	@$(MAKE) --no-print-directory build/anchorkv build/akbench
 	@bash tests/bench/bench.sh
+
+soak: deps-test
+	@$(MAKE) --no-print-directory build/asan/anchorkv
+	@SOAK_SECONDS=$(SOAK_SECONDS) sh tests/soak/soak.sh
 
 fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)

@@ -436,6 +436,7 @@ def test_faults_mixed_load(start_server):
     assert f.answers.get("oom_store", 0) > 50, f.answers
     assert f.answers.get("stored", 0) > 50, f.answers
     assert f.answers.get("oom_arith", 0) > 0, f.answers
+    assert f.cl.lost > 0 and f.cl.reconnects > 0	# and closed connections
 
     # every entry is the model's; those never written are as first stored
     got = f.actual(f.stable + f.hot)
