@@ -371,7 +371,11 @@ static int conn_grow(struct conn *c)
 	return 0;
 }
 
-static void conn_update_events(struct conn *c, bool yield)
+/*
+ * Return: 0, or -1 when libevent could not add an event (out of memory):
+ * the connection would wait for nothing, so the caller closes it.
+ */
+static int conn_update_events(struct conn *c, bool yield)
 {
 	size_t pending = reply_pending(&c->pc.out);
 	bool want_read = !c->closing && !c->eof && pending <= REPLY_HIGH_WATER &&
@@ -383,21 +387,27 @@ static void conn_update_events(struct conn *c, bool yield)
 	struct timeval tv = { .tv_sec = secs, .tv_usec = 0 };
 
 	if (want_read != c->reading) {
-		if (want_read)
-			event_add(c->rev, secs ? &tv : NULL);
-		else
+		if (want_read && event_add(c->rev, secs ? &tv : NULL))
+			goto fail;
+		if (!want_read)
 			event_del(c->rev);
 		c->reading = want_read;
 	}
 	/* re-adding restarts the timeout: it measures time without progress */
 	if (want_write) {
-		if (!c->writing || secs)
-			event_add(c->wev, secs ? &tv : NULL);
+		if ((!c->writing || secs) &&
+		    event_add(c->wev, secs ? &tv : NULL))
+			goto fail;
 		c->writing = true;
 	} else if (c->writing) {
 		event_del(c->wev);
 		c->writing = false;
 	}
+	return 0;
+fail:
+	log_error("connection %s: cannot add its events (out of memory), "
+		  "closing", c->addr);
+	return -1;
 }
 
 /*
@@ -452,8 +462,8 @@ static void conn_run(struct conn *c)
 			goto close;	/* it will never be completed */
 		break;
 	}
-	conn_update_events(c, yield);
-	return;
+	if (conn_update_events(c, yield) == 0)
+		return;
 close:
 	conn_close(c);
 }
@@ -531,7 +541,8 @@ void conn_adopt(struct worker *w, struct conn *c)
 	}
 	log_conn("<%d new connection from %s on %s (worker %u)", c->fd,
 		 c->addr, c->listen_addr, w->id);
-	conn_update_events(c, false);
+	if (conn_update_events(c, false))
+		conn_close(c);
 }
 
 void conn_stop(struct conn *c)
@@ -542,7 +553,8 @@ void conn_stop(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	conn_update_events(c, false);
+	if (conn_update_events(c, false))
+		conn_close(c);
 }
 
 const char *conn_state_name(const struct conn *c)

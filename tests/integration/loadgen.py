@@ -114,7 +114,7 @@ class Worker(threading.Thread):
         if self.rng.random() < 0.5:
             a, b = b"[%d" % k, b"(%d" % (k + self.rng.randrange(1, 50))
         else:
-            a, b = b"[lg:%d" % k, b"(lg:%d" % (k + 1)
+            a, b = b"[lg:%d" % k, b"(lg:%d~" % k	# k and its extensions
         return b"delete_range %s %s\r\n" % (a, b), self.read_deleted_n
 
     # --- replies ---------------------------------------------------------

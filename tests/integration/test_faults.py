@@ -138,6 +138,16 @@ def read_keys(c):
         out.append(line[4:])
 
 
+def read_stats(c):
+    """The names of a stats reply."""
+    names = set()
+    while True:
+        line = c.recv_line()
+        if line == b"END":
+            return names
+        names.add(line.split(b" ")[1].decode())
+
+
 class Model:
     """key -> (flags, value), and the ordered key list for ranges."""
 
@@ -189,6 +199,8 @@ class Faults:
         self.hot = hot_keys()
         self.stable = stable_keys()
         self.answers = {}		# answer kind -> count
+        with srv.conn() as c:		# the names of a whole stats reply
+            self.stat_names = set(c.stats())
 
     def control(self, line):
         """A command with the injection off (it is turned off first)."""
@@ -382,10 +394,18 @@ class Faults:
         for k in keys:
             del self.m.d[k]
 
+    def op_stats(self):
+        """A stats reply is whole (every name of a quiet one) or cut."""
+        try:
+            got = self.cl.call(b"stats\r\n", read_stats)
+        except Lost:
+            return
+        assert got == self.stat_names, sorted(self.stat_names ^ got)
+
     def run(self, n):
         ops = [self.op_store] * 6 + [self.op_arith] * 2 + \
               [self.op_delete, self.op_get, self.op_get, self.op_range,
-               self.op_range, self.op_delete_range]
+               self.op_range, self.op_delete_range, self.op_stats]
         for _ in range(n):
             self.rng.choice(ops)()
 
