@@ -3,7 +3,7 @@ is refused.
 
 Against the release daemon (build/anchorkv, jemalloc): the ASan build's RSS
 says nothing about production. The load (loadgen.py, 4 pipelined
-connections, values of 100..4000 bytes over 400,000 keys) writes many times
+connections, values of 100..4000 bytes over 800,000 keys) writes many times
 64 MiB; VmRSS is sampled from /proc all along. The bound is the limit plus
 the fixed overhead measured and explained in README.md (memory limit
 section): the empty daemon (about 5 MiB), jemalloc's metadata, and the
