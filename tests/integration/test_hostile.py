@@ -203,7 +203,7 @@ BAD_FORMAT = b"CLIENT_ERROR bad command line format\r\n"
 CONTROL_BYTES = [bytes([b]) for b in range(1, 0x20) if b != 0x0a] + [b"\x7f"]
 
 
-def test_difference_1_length_of_4_gib(victim, ref):
+def test_difference_1_numbers_past_32_bits(victim, ref):
     # memcached keeps the low 32 bits: a 1-byte block, so "x" is stored;
     # anchorkv refuses the line, then "x" is an unknown command
     data = b"set hx:4g 0 0 4294967297\r\nx\r\nget hx:4g\r\ndelete hx:4g\r\n"
@@ -213,6 +213,10 @@ def test_difference_1_length_of_4_gib(victim, ref):
     assert want == (b"STORED\r\nVALUE hx:4g 0 1\r\nx\r\nEND\r\nDELETED\r\n",
                     False)
     assert got == (BAD_FORMAT + b"ERROR\r\nEND\r\nNOT_FOUND\r\n", False)
+    # the same for a verbosity level (found by a random differential run)
+    data = b"verbosity 4294967296\r\nverbosity 18446744073709551615\r\n"
+    assert exchange(ref, data) == (b"OK\r\n" * 2, False)
+    assert exchange(victim, data) == (BAD_FORMAT * 2, False)
 
 
 @pytest.mark.parametrize("cb", CONTROL_BYTES + [b"\0"], ids=lambda b: b.hex())
@@ -275,6 +279,44 @@ def test_script_one_byte_at_a_time(victim, ref):
         assert exchange(victim, None, pieces, pause=0.001) == want
     # memcached too, byte by byte
     assert exchange(ref, None, pieces, pause=0.001) == want
+
+
+# --- token soup ---------------------------------------------------------------
+
+SOUP_WORDS = [b"set", b"add", b"replace", b"append", b"prepend", b"cas",
+              b"get", b"gets", b"delete", b"incr", b"decr", b"touch", b"gat",
+              b"gats", b"verbosity", b"flush_all", b"version"]
+# Every number here fits 32 bits: past that anchorkv refuses on purpose
+# (difference 1); no key holds a control byte (difference 2); and none is
+# a small positive number, which as an exptime would expire on each
+# server's own clock tick.
+SOUP_TOKENS = SOUP_WORDS + [b"noreply", b"0", b"-1", b"-5", b"abc",
+                            b"hx:k1", b"hx:k2", b"", b"  ", b"1x", b"+0",
+                            b"-0", b"0x10", b"00", b"2147483647",
+                            b"-2147483648"]
+
+
+def test_token_soup_like_memcached(victim, ref):
+    # 200 seeded batches of 30 lines of command words and edge numbers in
+    # any order, some followed by a data line: the same replies as
+    # memcached. Any token may be a key, the seeds' "0" too: both servers
+    # start empty instead of guarded.
+    for srv in (victim, ref):
+        assert exchange(srv, b"flush_all\r\n") == (b"OK\r\n", False)
+    for seed in range(200):
+        rng = random.Random(seed)
+        data = b""
+        for _ in range(30):
+            toks = [rng.choice(SOUP_WORDS)] + [
+                rng.choice(SOUP_TOKENS) for _ in range(rng.randrange(7))]
+            if toks[0] == b"flush_all":
+                continue
+            data += b" ".join(toks) + rng.choice([b"\r\n", b"\n"])
+            if rng.random() < 0.5:
+                data += rng.choice([b"ab", b"12", b"", b"7\r\n8"]) + b"\r\n"
+        same_as_memcached(victim, ref, data)
+    for srv in (victim, ref):
+        assert exchange(srv, b"flush_all\r\n") == (b"OK\r\n", False)
 
 
 # --- random bytes, anchorkv alone --------------------------------------------
