@@ -70,8 +70,9 @@ static inline bool token_is(const struct token *t, const char *s, size_t len)
  * @k: the bytes
  * @n: their number
  *
- * A key is 1 to KEY_MAX_LENGTH bytes, none of them a control character,
- * a space or DEL (0x00-0x20, 0x7f).
+ * A key is 1 to KEY_MAX_LENGTH bytes, none of them a space or a NUL. Other
+ * control bytes are key bytes, as in memcached (which splits a line on
+ * spaces only): memcaslap's keys begin with them.
  *
  * Context: any; a pure function of its arguments.
  * Return: true if every byte may appear in a key.
@@ -85,7 +86,7 @@ static inline bool key_bytes_ok(const char *k, size_t n)
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)k[i];
 
-		if (c <= 0x20 || c == 0x7f)
+		if (c == ' ' || c == '\0')
 			return false;
 	}
 	return true;

@@ -158,7 +158,7 @@ def test_every_bound_form(rc):
     b"x +", b"- x", b"a b", b"[ +", b"( +", b"- [", b"{a +", b"]a +",
     b"[b [a", b"(b (a", b"[10 [9", b"[a [10", b"+ -", b"+ [a", b"[a -",
     b"- + 0", b"- + -1", b"- + abc", b"- + 1.5", b"- + 1x", b"- + +5",
-    b"[a\x01 +", b"- (a\x7f",
+    b"[a\x00 +", b"- (a\x00",
     b"[" + b"k" * 251 + b" +",
 ])
 def test_bad_range(rc, args):
