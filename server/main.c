@@ -436,11 +436,23 @@ int main(int argc, char **argv)
 {
 	struct server srv = { 0 };
 	char err[1024];
+	sigset_t held;
 	int ret;
 
 	/* libevent allocates through our allocator too */
 	event_set_mem_functions(ak_malloc, ak_realloc, ak_free);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * The port accepts connections (into the backlog) as soon as it is
+	 * bound, before the loop handles signals: a SIGTERM or SIGHUP sent
+	 * then would take the default action and kill the process. Hold them
+	 * until setup_events() has given them their handlers.
+	 */
+	sigemptyset(&held);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &held, NULL);
 
 	load_settings(argc, argv);
 	redirect_logs();
@@ -477,6 +489,7 @@ int main(int argc, char **argv)
 	if (ret)
 		die("cannot create the workers: %s", strerror(-ret));
 	setup_events(&srv);
+	pthread_sigmask(SIG_UNBLOCK, &held, NULL);
 	ret = worker_start_all(&srv);
 	if (ret)
 		die("cannot start the worker threads: %s", strerror(-ret));

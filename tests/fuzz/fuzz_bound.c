@@ -9,7 +9,7 @@
  * Properties checked, each against a model written here from PROTOCOL.md
  * and not from protocol/parse.c:
  *  1. parse_bound() accepts exactly "-", "+", "[key" and "(key" with a
- *     valid key (1..250 bytes, none of 0x00-0x20 or 0x7f), and returns
+ *     valid key (1..250 bytes, none of them a space or a NUL), and returns
  *     the kind and the key bytes of the token;
  *  2. parse_count() accepts exactly a positive decimal of digits only, and
  *     caps it; parse_u64(), parse_u32() and parse_s32() accept exactly
@@ -60,7 +60,7 @@ static bool model_key_ok(const char *k, size_t n)
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)k[i];
 
-		if (c <= 0x20 || c == 0x7f)
+		if (c == 0x20 || c == 0x00)
 			return false;
 	}
 	return true;

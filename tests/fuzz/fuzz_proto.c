@@ -300,7 +300,7 @@ static bool is_key(const char *k, size_t n)
 	if (n == 0 || n > KEY_MAX_LENGTH)
 		return false;
 	for (i = 0; i < n; i++)
-		if ((unsigned char)k[i] <= 0x20 || k[i] == 0x7f)
+		if (k[i] == ' ' || k[i] == '\0')
 			return false;
 	return true;
 }
