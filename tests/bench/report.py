@@ -8,6 +8,10 @@
   report.py report RAW META OUTDIR GENERATOR PLOTDIR
       writes OUTDIR/latest.md and PLOTDIR/bench.gp (which draws
       OUTDIR/bench.png)
+  report.py readme README LATEST_MD
+      puts LATEST_MD (headings one level down) into README after the
+      line <!-- BENCH RESULTS -->, in place of what was there up to the
+      next <!-- marker
 """
 import json
 import re
@@ -32,9 +36,14 @@ WORKLOAD_TEXT = {
 
 
 def parse_memtier(path):
-    tot = json.load(open(path))["ALL STATS"]["Totals"]
+    """ops/s = operations / the run's wall time: memtier's own Ops/sec
+    came out ten times too high once in a one-second run."""
+    stats = json.load(open(path))["ALL STATS"]
+    tot = stats["Totals"]
     pct = tot["Percentile Latencies"]
-    return tot["Count"], tot["Ops/sec"], pct["p50.00"], pct["p99.00"]
+    ms = stats["Runtime"]["Total duration"]
+    return (tot["Count"], tot["Count"] * 1000.0 / ms, pct["p50.00"],
+            pct["p99.00"])
 
 
 def parse_memcaslap(path):
@@ -296,8 +305,28 @@ unset multiplot
 """ % (outdir, cols.replace("%s", "ops"), cols.replace("%s", "cpu")))
 
 
+def cmd_readme(readme, latest):
+    marker = "<!-- BENCH RESULTS -->\n"
+    text = open(readme).read()
+    head, tail = text.split(marker, 1)
+    rest = tail[tail.find("<!-- "):] if "<!-- " in tail else ""
+    body = []
+    for line in open(latest).read().splitlines()[1:]:
+        if line.startswith("#"):
+            line = "#" + line
+        body.append(line)
+    body = "\n".join(body).strip("\n")
+    new = ("### Latest results\n\n" + body +
+           "\n\n![ops/s and server CPU per operation]"
+           "(tests/bench/results/bench.png)\n\n")
+    with open(readme, "w") as fp:
+        fp.write(head + marker + "\n" + new + rest)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "parse":
+    if sys.argv[1] == "readme":
+        cmd_readme(*sys.argv[2:4])
+    elif sys.argv[1] == "parse":
         cmd_parse(*sys.argv[2:7])
     else:
         cmd_report(*sys.argv[2:7])
