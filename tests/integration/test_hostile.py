@@ -303,11 +303,12 @@ SOUP_WORDS = [b"set", b"add", b"replace", b"append", b"prepend", b"cas",
               b"get", b"gets", b"delete", b"incr", b"decr", b"touch", b"gat",
               b"gats", b"verbosity", b"flush_all", b"version"]
 # Every number here fits 32 bits: past that anchorkv refuses on purpose
-# (difference 1); no key holds a control byte (difference 2); and none is
-# a small positive number, which as an exptime would expire on each
-# server's own clock tick.
+# (difference 1); no token holds a NUL (difference 2); and none is a small
+# positive number, which as an exptime would expire on each server's own
+# clock tick.
 SOUP_TOKENS = SOUP_WORDS + [b"noreply", b"0", b"-1", b"-5", b"abc",
                             b"hx:k1", b"hx:k2", b"", b"  ", b"1x", b"+0",
+                            b"\t", b"k\x01\x7f", b"\r",
                             b"-0", b"0x10", b"00", b"2147483647",
                             b"-2147483648"]
 
