@@ -160,10 +160,7 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                 if not all(r[5] for r in rows):
                     w("| %s | %s | invalid | | | (the server counted under "
                       "half the commands the generator sent: it refused "
-                      "them%s) |" % (
-                          wl, SERVER_NAMES[s],
-                          "; memcaslap's keys hold control bytes, which "
-                          "anchorkv refuses" if gen == "memcaslap" else ""))
+                      "them) |" % (wl, SERVER_NAMES[s]))
                     continue
                 m = [med([r[i] for r in rows]) for i in range(5)]
                 medians[(wl, s)] = m
