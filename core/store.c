@@ -1107,7 +1107,6 @@ int store_delete(struct store *s, const char *key, size_t nkey)
 	return it ? 0 : -ENOENT;
 }
 
-/* The value of @it as a number: 1..20 digits that fit in 64 bits. */
 /*
  * Read the value of @it as memcached's safe_strtoull() reads it: leading
  * white space, an optional sign, decimal digits, then white space, a NUL or
