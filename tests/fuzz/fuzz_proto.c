@@ -8,7 +8,9 @@
  *	[0..1] a split point (little endian, modulo the session length + 1)
  *	[2]    bits 0-1: -R (0: no cap); bits 2-7: piece size - 1 (1..64)
  *	[3]    bit 0: -C (no cas), bit 1: -F (no flush_all), bit 2: -A,
- *	       bit 3: -Y (authenticate first; "fuzz secret" is accepted)
+ *	       bit 3: -Y (authenticate first; "fuzz secret" is accepted),
+ *	       bit 4: also run it with one allocation failing (the split
+ *	       point modulo 256 says which)
  *
  * The session runs three times, each on a fresh real store (core/) and a
  * fresh connection, with a harness that plays the server's part (append
@@ -38,6 +40,10 @@
  *     bytes of its block), and it never consumes more than it was given;
  *  4. the store's invariants hold after the session, and closing the
  *     connection releases everything (LeakSanitizer).
+ *
+ * The run with a failing allocation (core/alloc.h's injection) checks 1,
+ * 3 and 4 only; its output may end inside an answer when the engine had to
+ * close the connection for want of memory.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "fuzz.h"
 #include "hash.h"
 #include "item.h"
@@ -360,8 +367,11 @@ static long long value_line(const char *p, size_t n)
  * Checks the well-formedness of @out (property 1) and writes to @norm the
  * output with every run of VALUE blocks that directly precedes
  * "CLIENT_ERROR bad command line format" taken out (property 2).
+ * @cut_ok: the output may stop after a VALUE line (the connection was
+ * closed for want of memory).
  */
-static void check_output(const struct obuf *out, struct obuf *norm)
+static void check_output(const struct obuf *out, struct obuf *norm,
+			 bool cut_ok)
 {
 	const char *p = out->p, *end = p ? p + out->len : p;
 	const char *last_key = NULL;
@@ -385,6 +395,8 @@ static void check_output(const struct obuf *out, struct obuf *norm)
 		if (vbytes >= 0) {
 			const char *blk = nl + 1;
 
+			if (cut_ok && (size_t)(end - blk) < (size_t)vbytes + 2)
+				return;
 			FUZZ_CHECK((size_t)(end - blk) >= (size_t)vbytes + 2 &&
 				   blk[vbytes] == '\r' && blk[vbytes + 1] == '\n',
 				   "VALUE block not %lld bytes + \\r\\n",
@@ -440,7 +452,7 @@ static void compare(const char *how, const struct harness *whole,
 {
 	struct obuf onorm = { 0 };
 
-	check_output(&other->out, &onorm);
+	check_output(&other->out, &onorm, false);
 	if (other->closed_long) {
 		/* closed early: what it wrote, whole wrote first */
 		FUZZ_CHECK(other->out.len <= whole->out.len &&
@@ -478,7 +490,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	h_init(&whole, t[3], 0);
 	h_feed(&whole, data, len);
-	check_output(&whole.out, &wnorm);
+	check_output(&whole.out, &wnorm, false);
 	if (getenv("FUZZ_PRINT") && whole.out.len)	/* to read a session */
 		fwrite(whole.out.p, 1, whole.out.len, stdout);
 
@@ -492,6 +504,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		h_feed(&pieces, data + off,
 		       len - off < piece ? len - off : piece);
 	compare("pieces", &whole, &wnorm, &pieces);
+
+	if (t[3] & 16) {
+		struct harness faulty;
+		struct obuf fnorm = { 0 };
+
+		h_init(&faulty, t[3], t[2] & 3);
+		ak_alloc_fail_after((long)(cut % 256));
+		h_feed(&faulty, data, len);
+		ak_alloc_fail_after(-1);
+		check_output(&faulty.out, &fnorm, faulty.closed);
+		if (getenv("FUZZ_PRINT")) {
+			printf("--- with allocation %zu failing:\n", cut % 256);
+			if (faulty.out.len)
+				fwrite(faulty.out.p, 1, faulty.out.len, stdout);
+		}
+		free(fnorm.p);
+		h_fini(&faulty);
+	}
 
 	free(wnorm.p);
 	h_fini(&pieces);
