@@ -697,41 +697,61 @@ static void proto_stats(struct proto_conn *pc, const char *args,
 {
 	struct proto_ctx *ctx = pc->ctx;
 
+	struct reply_mark m;
+
 	while (args < end && *args == ' ')
 		args++;
+	reply_mark(&pc->out, &m);
+	pc->out.failed = false;
 	if (ctx->hooks && ctx->hooks->stats &&
 	    ctx->hooks->stats(ctx->hook_arg, args, (size_t)(end - args),
-			      &pc->out))
+			      &pc->out)) {
+		/* a line was lost: no stats with a hole, the connection ends */
+		if (unlikely(pc->out.failed)) {
+			reply_rewind(&pc->out, &m);
+			proto_fail(pc);
+		}
 		return;
+	}
 	proto_out(pc, STR_AND_LEN("ERROR\r\n"));
 }
 
 #ifdef AK_FAULT_INJECTION
 /*
- * "debug alloc_fail <one_in>|off" and "debug alloc_failures": allocation
- * failure injection for the sanitizer test build only (-DAK_FAULT_INJECTION);
- * a release build answers ERROR, as to any unknown command. The reply is
- * queued before the injector is armed, so that arming cannot lose it.
+ * "debug alloc_fail <one_in>|off", "debug alloc_fail_after <n>" and "debug
+ * alloc_failures": allocation failure injection for the sanitizer test build
+ * only (-DAK_FAULT_INJECTION); a release build answers ERROR, as to any
+ * unknown command. The reply is queued before the injector is armed, so
+ * that arming cannot lose it.
  */
 static void proto_debug(struct proto_conn *pc, const struct parse_line *l)
 {
-	uint32_t one_in = 0;
+	bool after = l->ntok == 3 && TOKEN_IS(&l->tok[1], "alloc_fail_after");
+	uint32_t n = 0;
 
 	if (l->ntok == 2 && TOKEN_IS(&l->tok[1], "alloc_failures")) {
 		proto_reply_num(pc, STR_AND_LEN("ALLOC_FAILURES "),
 				ak_alloc_failures());
 		return;
 	}
-	if (l->ntok != 3 || !TOKEN_IS(&l->tok[1], "alloc_fail") ||
-	    (!TOKEN_IS(&l->tok[2], "off") && !parse_u32(&l->tok[2], &one_in))) {
+	if (l->ntok != 3 ||
+	    (!after && !TOKEN_IS(&l->tok[1], "alloc_fail")) ||
+	    (!(!after && TOKEN_IS(&l->tok[2], "off")) &&
+	     !parse_u32(&l->tok[2], &n))) {
 		proto_out(pc, STR_AND_LEN(s_bad_format));
 		return;
 	}
-	if (!one_in)
+	if (!after && !n) {
 		ak_alloc_fail_random(0);
+		ak_alloc_fail_after(-1);
+	}
 	proto_out(pc, STR_AND_LEN("OK\r\n"));
-	if (one_in && pc->state != PROTO_CLOSED)
-		ak_alloc_fail_random(one_in);
+	if (pc->state == PROTO_CLOSED)
+		return;
+	if (after)
+		ak_alloc_fail_after(n);
+	else if (n)
+		ak_alloc_fail_random(n);
 }
 #endif
 

@@ -83,6 +83,7 @@ void reply_init(struct reply *r)
 	r->seg_cap = 0;
 	r->head_off = 0;
 	r->pending = 0;
+	r->failed = false;
 }
 
 /* Frees a chunk that no segment points into any more, unless it is the last
@@ -137,8 +138,10 @@ static int reply_ring_room(struct reply *r)
 	if (cap < r->seg_cap)
 		return -ENOMEM;
 	segs = ak_malloc(cap * sizeof(*segs));
-	if (!segs)
+	if (!segs) {
+		r->failed = true;
 		return -ENOMEM;
+	}
 	for (i = 0; i < r->seg_count; i++)
 		segs[i] = *reply_seg_at(r, i);
 	ak_free(r->segs);
@@ -173,8 +176,10 @@ static struct reply_chunk *reply_chunk_room(struct reply *r, size_t need)
 			return c;
 	}
 	c = ak_malloc(REPLY_CHUNK_BYTES);
-	if (!c)
+	if (!c) {
+		r->failed = true;
 		return NULL;
+	}
 	c->nsegs = 0;
 	c->used = 0;
 	list_add_tail(&c->node, &r->chunks);
@@ -302,8 +307,10 @@ int reply_addf(struct reply *r, const char *fmt, ...)
 		return 0;
 	}
 	buf = ak_malloc((size_t)n + 1);
-	if (!buf)
+	if (!buf) {
+		r->failed = true;
 		return -ENOMEM;
+	}
 	va_start(ap, fmt);
 	vsnprintf(buf, (size_t)n + 1, fmt, ap);
 	va_end(ap);

@@ -33,6 +33,8 @@ struct reply {
 	unsigned int seg_cap;		/* ring size */
 	size_t head_off;		/* bytes of segs[seg_head] already sent */
 	size_t pending;			/* bytes queued and unsent */
+	bool failed;			/* an allocation failed since last
+					 * cleared (by the user) */
 };
 
 /* A position in the queue, to take back what was queued after it. */

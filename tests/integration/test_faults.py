@@ -1,9 +1,11 @@
 """Allocation failures injected into the test daemon, checked against a model.
 
 The sanitizer build (build/asan/anchorkv, compiled with -DAK_FAULT_INJECTION)
-has the test-only command "debug alloc_fail <one_in>|off" (PROTOCOL.md): while
-armed, every allocation of core/alloc.h fails with probability 1/<one_in>.
-The release build answers it ERROR.
+has the test-only commands "debug alloc_fail <one_in>|off" (PROTOCOL.md):
+while armed, every allocation of core/alloc.h fails with probability
+1/<one_in>; and "debug alloc_fail_after <n>", which fails one allocation,
+for a sweep over every allocation point of a script. The release build
+answers them ERROR.
 
 What must hold while it is armed:
 - a request whose item cannot be allocated is answered with memcached's error
@@ -502,3 +504,96 @@ def test_debug_command_absent_from_release_build(tmp_path):
             assert c.set("k", "v") == b"STORED"
     finally:
         srv.stop()
+
+
+def recv_reply(c):
+    """A reply up to END, or an error line, or what came before EOF:
+    (bytes, closed)."""
+    got = b""
+    try:
+        got = c.recv_until(b"\r\n")
+        if got.startswith((b"SERVER_ERROR", b"END\r\n")):
+            return got, False
+        return got + c.recv_until(b"END\r\n"), False
+    except ConnectionError:
+        out, c.buf = got + c.buf, b""
+        return out, True
+
+
+def stats_names(data):
+    """The names of the STAT lines of @data, and whether END closed it."""
+    names, ended = [], False
+    for line in data.split(b"\r\n"):
+        if line == b"END":
+            ended = True
+            break
+        if line.startswith(b"STAT "):
+            names.append(line.split(b" ")[1])
+    return names, ended
+
+
+def test_alloc_fail_after_sweep(start_server):
+    """Fail the n-th allocation after a point, for every n up to past the
+    last one a script of large replies makes: each reply is whole, or
+    memcached's error, or cut and followed by EOF; never a hole."""
+    srv = start_server([])
+    with srv.conn() as c:
+        for i in range(300):
+            assert c.set(b"%d" % i, b"v%03d" % i * 25) == b"STORED"
+    reads = [b"range - + 300", b"keys - + 300",
+             b"get " + b" ".join(b"%d" % i for i in range(0, 300, 3)),
+             b"rrange - + 200"]
+    with srv.conn() as c:
+        want = {}
+        for r in reads:
+            c.send(r + b"\r\n")
+            want[r] = c.recv_until(b"END\r\n")
+        c.send(b"stats\r\n")
+        full_stats, _ = stats_names(c.recv_until(b"END\r\n"))
+    seen = {"whole": 0, "error": 0, "cut": 0}
+    n = 0
+    while True:
+        c = Client(srv)._open()
+        assert c.cmd("debug alloc_fail_after %d" % n) == b"OK"
+        closed, hit = False, False
+        for r in reads + [b"stats"]:
+            c.send(r + b"\r\n")
+            if r == b"stats":
+                data = b""
+                try:
+                    data = c.recv_until(b"END\r\n")
+                except ConnectionError:
+                    data, closed = c.buf, True
+                names, ended = stats_names(data)
+                assert names == full_stats[:len(names)], (n, names)
+                assert ended == (names == full_stats) and ended != closed
+                seen["cut" if closed else "whole"] += 1
+                hit = hit or closed
+                break
+            data, closed = recv_reply(c)
+            if data.startswith(OOM + b"\r\n"):
+                seen["error"] += 1
+                hit = True
+                data = data[len(OOM) + 2:]
+                assert not data and not closed, (n, r, data[:100])
+                continue
+            assert want[r].startswith(data), (n, r, data[:200])
+            if closed:
+                assert data != want[r], (n, r)
+                seen["cut"] += 1
+                hit = True
+                break
+            seen["whole"] += 1
+        c.close()
+        ctl = Client(srv)._open()	# may take the failure not yet used
+        assert ctl.cmd("debug alloc_fail off") == b"OK"
+        ctl.close()
+        if not hit:
+            break		# n went past the script's last allocation
+        n += 1
+        assert n < 500
+    print("alloc_fail_after sweep: %d points, %r" % (n + 1, seen))
+    assert seen["cut"] > 0 and seen["whole"] > 0
+    with srv.conn() as c:
+        c.send(reads[0] + b"\r\n")
+        assert c.recv_until(b"END\r\n") == want[reads[0]]
