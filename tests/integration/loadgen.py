@@ -1,9 +1,9 @@
 """A small pipelined load generator for anchorkv (and memcached) on loopback.
 
 Used by test_memlimit.py (set-heavy load against -m 64) and by the soak test
-(tests/soak/soak.sh: a mixed load with ranges and deletes). memcaslap cannot
-be used against anchorkv: its keys begin with eight 0x10 bytes, control
-bytes that anchorkv refuses in a key (PROTOCOL.md, differences, 2).
+(tests/soak/soak.sh: a mixed load with ranges and deletes, beside
+memcaslap). Unlike memcaslap, it checks every reply and sends the range
+commands.
 
 Each connection is a thread that sends batches of requests in one write and
 then reads and checks every reply of the batch. Every loop is bounded by a

@@ -3,8 +3,10 @@
 # (build/asan/anchorkv, -m 64 so that it evicts) under a mixed load for
 # SOAK_SECONDS (default 600): pipelined sets, gets, deletes, incr, range,
 # rrange, keys, count and delete_range from several connections
-# (tests/integration/loadgen.py), then, with the load stopped:
-#   - every reply was well formed and no set was refused;
+# (tests/integration/loadgen.py), and memcaslap's sets and gets beside them;
+# then, with the load stopped:
+#   - every reply was well formed, no set was refused, memcaslap saw no
+#     error;
 #   - curr_items from stats equals the number of keys a paged
 #     "keys - +" walk returns;
 #   - SIGTERM: exit status 0, and no AddressSanitizer, UndefinedBehavior-
@@ -44,9 +46,14 @@ until $PY -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 
 	fi
 	sleep 0.1
 done
-echo "soak: $BIN on 127.0.0.1:$port for $SECS s, $CONNS mixed connections + 2 set-heavy"
+echo "soak: $BIN on 127.0.0.1:$port for $SECS s, $CONNS mixed connections + 2 set-heavy + memcaslap -T 2 -c 16"
 
-# the load: mixed and set-heavy connections side by side
+# the load: mixed and set-heavy connections side by side, and memcaslap
+# (90% sets, 10% gets of 16..48-byte keys, 512..4096-byte values)
+printf 'key\n16 48 1\nvalue\n512 4096 1\ncmd\n0 0.9\n1 0.1\n' >"$out/memcaslap.cfg"
+memcaslap -s "127.0.0.1:$port" -T 2 -c 16 -t "${SECS%.*}s" \
+	-F "$out/memcaslap.cfg" >"$out/memcaslap.txt" 2>&1 &
+mcs=$!
 $PY tests/integration/loadgen.py 127.0.0.1 "$port" "$SECS" mixed "$CONNS" 7 \
 	>"$out/mixed.txt" 2>&1 &
 mixed=$!
@@ -55,10 +62,16 @@ $PY tests/integration/loadgen.py 127.0.0.1 "$port" "$SECS" sets 2 8 \
 sets_rc=$?
 wait $mixed
 mixed_rc=$?
+wait $mcs
+mcs_rc=$?
 echo "mixed load:"; sed 's/^/    /' "$out/mixed.txt"
 echo "set-heavy load:"; sed 's/^/    /' "$out/sets.txt"
 check "mixed load: every reply well formed" $mixed_rc
 check "set-heavy load: every set STORED" $sets_rc
+echo "memcaslap:"; tail -n 9 "$out/memcaslap.txt" | sed 's/^/    /'
+! grep -qE "ERROR|error" "$out/memcaslap.txt" && [ $mcs_rc -eq 0 ] &&
+	grep -qE "^Run time: .* Ops: [1-9]" "$out/memcaslap.txt"
+check "memcaslap: operations, no error (exit $mcs_rc)" $?
 
 # counters add up, with the load stopped
 $PY - "$port" >"$out/counts.txt" 2>&1 <<'PYEOF'
