@@ -1566,6 +1566,7 @@ struct mt_arg {
 	unsigned long over;
 	size_t limit;
 	double seconds;
+	unsigned long min_ops;		/* at least this many, however slow */
 	uint32_t mine[MT_KEYS];		/* value tag of each private key, 0: none */
 };
 
@@ -1605,7 +1606,7 @@ static void *mt_thread(void *arg)
 	static __thread struct item *out[50];
 	char key[32], key2[32];
 
-	while (a->ops % 256 || now_sec() < end) {
+	while (a->ops % 256 || now_sec() < end || a->ops < a->min_ops) {
 		uint64_t r = mt_rnd(a);
 		unsigned int k = (unsigned int)(r >> 32) % MT_KEYS;
 		bool mine = r & 1;
@@ -1721,6 +1722,8 @@ static void test_threads(unsigned int nshards, size_t limit)
 		args[i].rng = rnd() | 1;
 		args[i].limit = limit;
 		args[i].seconds = 0.6;
+		/* enough stores to pass the limit on a loaded machine too */
+		args[i].min_ops = 16384;
 		CHECK(pthread_create(&th[i], NULL, mt_thread, &args[i]) == 0);
 	}
 	for (i = 0; i < MT_THREADS; i++) {
