@@ -40,15 +40,16 @@ void hash_set_seed(const uint8_t seed[HASH_SEED_BYTES])
 uint64_t hash_key(const void *key, size_t len)
 {
 	unsigned char out[crypto_shorthash_BYTES];
-	uint64_t h = 0;
-	int i;
+	uint64_t h;
 
 	crypto_shorthash(out, key, len, hash_seed);
 	/*
-	 * SipHash defines its output as a little-endian 64-bit word; read it
-	 * so on any host (a single load on x86).
+	 * SipHash defines its output as a little-endian 64-bit word: one
+	 * load, byte-swapped on a big-endian host.
 	 */
-	for (i = crypto_shorthash_BYTES - 1; i >= 0; i--)
-		h = (h << 8) | out[i];
+	memcpy(&h, out, sizeof(h));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	h = __builtin_bswap64(h);
+#endif
 	return h;
 }

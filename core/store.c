@@ -1033,10 +1033,14 @@ enum store_result store_item_store(struct store *s, struct item *it,
 	return (enum store_result)store_commit(s, it, op, cas, NULL, cas_out);
 }
 
-/* get, gat and touch. */
+/*
+ * get, gat and touch. With @buf, a value that fits in @room is copied there
+ * instead of being held (see store_get_copy()).
+ */
 static struct item *store_lookup(struct store *s, const char *key,
 				 size_t nkey, bool touch, rel_time_t exptime,
-				 bool hold, enum store_miss *why)
+				 bool hold, char *buf, size_t room,
+				 struct store_value *val, enum store_miss *why)
 {
 	enum store_miss st = STORE_MISS_ABSENT;
 	struct item *it = NULL;
@@ -1054,11 +1058,22 @@ static struct item *store_lookup(struct store *s, const char *key,
 			if (touch)
 				WRITE_ONCE(it->exptime, exptime);
 			item_set_flag(it, ITEM_ACCESSED | ITEM_FETCHED);
-			if (hold)
+			if (buf) {
+				val->flags = it->flags;
+				val->nbytes = it->nbytes;
+				val->cas = it->cas;
+				if ((size_t)it->nbytes + 2 <= room) {
+					memcpy(buf, item_value(it),
+					       (size_t)it->nbytes + 2);
+					it = NULL;
+				}
+			}
+			if (it && hold)
 				item_get(it);
 		}
 		shard_unlock(sh);
-		items_release(&dead);
+		if (unlikely(!list_empty(&dead)))
+			items_release(&dead);
 	}
 	if (why)
 		*why = st;
@@ -1068,19 +1083,30 @@ static struct item *store_lookup(struct store *s, const char *key,
 struct item *store_get(struct store *s, const char *key, size_t nkey,
 		       enum store_miss *why)
 {
-	return store_lookup(s, key, nkey, false, 0, true, why);
+	return store_lookup(s, key, nkey, false, 0, true, NULL, 0, NULL, why);
 }
 
 struct item *store_get_touch(struct store *s, const char *key, size_t nkey,
 			     rel_time_t exptime, enum store_miss *why)
 {
-	return store_lookup(s, key, nkey, true, exptime, true, why);
+	return store_lookup(s, key, nkey, true, exptime, true, NULL, 0, NULL,
+			    why);
+}
+
+struct item *store_get_copy(struct store *s, const char *key, size_t nkey,
+			    bool touch, rel_time_t exptime, char *buf,
+			    size_t room, struct store_value *val,
+			    enum store_miss *why)
+{
+	return store_lookup(s, key, nkey, touch, exptime, true, buf, room, val,
+			    why);
 }
 
 int store_touch(struct store *s, const char *key, size_t nkey,
 		rel_time_t exptime)
 {
-	return store_lookup(s, key, nkey, true, exptime, false, NULL) ?
+	return store_lookup(s, key, nkey, true, exptime, false, NULL, 0, NULL,
+			    NULL) ?
 	       0 : -ENOENT;
 }
 

@@ -233,6 +233,41 @@ struct item *store_get(struct store *s, const char *key, size_t nkey,
 struct item *store_get_touch(struct store *s, const char *key, size_t nkey,
 			     rel_time_t exptime, enum store_miss *why);
 
+/* What a copying lookup reports of the item it copied from. */
+struct store_value {
+	uint32_t flags;
+	uint32_t nbytes;	/* value length without "\r\n" */
+	uint64_t cas;
+};
+
+/**
+ * store_get_copy() - look a key up, copying a small value out
+ * @s:       the store
+ * @key:     the key
+ * @nkey:    its length
+ * @touch:   also set the expiry (gat/gats)
+ * @exptime: the new expiry, store time, when @touch
+ * @buf:     receives the value and its "\r\n" when they fit
+ * @room:    size of @buf
+ * @val:     receives the flags, length and cas of a hit
+ * @why:     receives the hit/miss reason (may be NULL)
+ *
+ * As store_get() (or store_get_touch() with @touch), but a value of at
+ * most @room - 2 bytes is copied to @buf under the shard lock, so that no
+ * reference is taken and dropped: a small reply is cheaper copied than
+ * sent from the item. Values are never changed once linked, so the copy
+ * is the value at the moment of the lookup.
+ *
+ * Context: takes and releases the key's shard lock.
+ * Return: the item, with a reference for the caller, when it was a hit too
+ * large to copy; else NULL: a copied hit when *@why is STORE_HIT, or a
+ * miss.
+ */
+struct item *store_get_copy(struct store *s, const char *key, size_t nkey,
+			    bool touch, rel_time_t exptime, char *buf,
+			    size_t room, struct store_value *val,
+			    enum store_miss *why);
+
 /**
  * store_touch() - set a key's expiry
  * @s:       the store

@@ -93,6 +93,45 @@ static inline bool key_bytes_ok(const char *k, size_t n)
 }
 
 /**
+ * key_token_end() - find where a key token ends, checking its bytes
+ * @p:   the token's first byte
+ * @end: the end of the bytes at hand
+ * @bad: set when a byte before the returned end is not valid in a key
+ *
+ * The token ends at the first space or at @end; a NUL in it makes it bad
+ * (key_bytes_ok()). Eight bytes are checked at a time while none of them
+ * is a space or a NUL: the usual key costs a few word operations instead of
+ * a loop per byte.
+ *
+ * Return: the first space at or after @p, or @end.
+ */
+static inline const char *key_token_end(const char *p, const char *end,
+					bool *bad)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	const uint64_t highs = 0x8080808080808080ull;
+
+	*bad = false;
+	while (end - p >= 8) {
+		uint64_t w, sp;
+
+		__builtin_memcpy(&w, p, 8);
+		sp = w ^ (0x20 * ones);
+		/* a zero byte, or a space (a zero byte of sp) */
+		if (((w - ones) & ~w & highs) | ((sp - ones) & ~sp & highs))
+			break;
+		p += 8;
+	}
+	for (; p < end; p++) {
+		if (*p == ' ')
+			break;
+		if (*p == '\0')
+			*bad = true;
+	}
+	return p;
+}
+
+/**
  * parse_u64() - an unsigned 64-bit number, as memcached's safe_strtoull()
  * @t:   the token
  * @out: receives the value

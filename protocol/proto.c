@@ -42,9 +42,13 @@ enum get_kind {
 #define GET_LEAD_MAX	100	/* spaces before a streamed get's command */
 #define RANGE_DEFAULT	100u	/* <count> when none is given */
 #define RANGE_STACK	128u	/* ranges this long need no allocation */
+#define PROTO_COPY_MAX	512u	/* values up to this are copied into replies */
 
 /* the longest VALUE line: "VALUE " key " " flags " " bytes " " cas "\r\n" */
 #define VALUE_LINE_MAX	(6 + KEY_MAX_LENGTH + 1 + 10 + 1 + 10 + 1 + 20 + 2)
+
+_Static_assert(VALUE_LINE_MAX + PROTO_COPY_MAX + 2 <= REPLY_RESERVE_MAX,
+	       "a copied value and its line fit one reserve");
 
 #define STR_AND_LEN(s)	(s), (sizeof(s) - 1)
 
@@ -172,38 +176,76 @@ static void proto_value(struct proto_conn *pc, struct item *it, bool cas)
 /* ------------------------------------------------------------------ */
 /* get, gets, gat, gats                                                 */
 
+/*
+ * A hit copied by store_get_copy(): "VALUE <key> <flags> <bytes>[ <cas>]",
+ * then the value, all copied into the reply.
+ */
+static void proto_value_copy(struct proto_conn *pc, const char *key,
+			     size_t nkey, const struct store_value *val,
+			     const char *data, bool cas)
+{
+	char *p, *q;
+
+	p = reply_reserve(&pc->out, VALUE_LINE_MAX + (size_t)val->nbytes + 2);
+	if (unlikely(!p)) {
+		proto_fail(pc);
+		return;
+	}
+	memcpy(p, "VALUE ", 6);
+	q = put_bytes(p + 6, key, nkey);
+	*q++ = ' ';
+	q = fmt_u64(q, val->flags);
+	*q++ = ' ';
+	q = fmt_u64(q, val->nbytes);
+	if (cas) {
+		*q++ = ' ';
+		q = fmt_u64(q, pc->ctx->settings->cas_enabled ? val->cas : 0);
+	}
+	*q++ = '\r';
+	*q++ = '\n';
+	memcpy(q, data, (size_t)val->nbytes + 2);
+	q += val->nbytes + 2;
+	reply_commit(&pc->out, (size_t)(q - p));
+}
+
 static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
 	enum store_miss why = STORE_HIT;
+	bool touch = get_kind_touches(pc->get_kind);
+	char data[PROTO_COPY_MAX + 2];
+	struct store_value val;
 	struct item *it;
 
 	pc->get_nkeys++;
-	if (get_kind_touches(pc->get_kind)) {
-		it = store_get_touch(ctx->store, key, nkey, pc->get_exptime,
-				     &why);
+	it = store_get_copy(ctx->store, key, nkey, touch, pc->get_exptime,
+			    data, sizeof(data), &val, &why);
+	if (touch) {
 		st->cmd_touch++;
-		if (it)
+		if (why == STORE_HIT)
 			st->touch_hits++;
 		else
 			st->touch_misses++;
 	} else {
-		it = store_get(ctx->store, key, nkey, &why);
 		st->cmd_get++;
-		if (it)
+		if (why == STORE_HIT)
 			st->get_hits++;
 		else
 			st->get_misses++;
 	}
-	if (!it) {
+	if (why != STORE_HIT) {
 		if (why == STORE_MISS_EXPIRED)
 			st->get_expired++;
 		else if (why == STORE_MISS_FLUSHED)
 			st->get_flushed++;
 		return;
 	}
-	proto_value(pc, it, get_kind_cas(pc->get_kind));
+	if (it)
+		proto_value(pc, it, get_kind_cas(pc->get_kind));
+	else
+		proto_value_copy(pc, key, nkey, &val, data,
+				 get_kind_cas(pc->get_kind));
 }
 
 /* A key too long or with bad bytes: memcached answers only the error, so
@@ -228,14 +270,15 @@ static const char *proto_get_keys(struct proto_conn *pc, const char *p,
 {
 	for (;;) {
 		const char *key;
+		bool bad;
 
 		while (p < end && *p == ' ')
 			p++;
 		if (p == end)
 			break;
+		/* find the key's end and check its bytes in one pass */
 		key = p;
-		while (p < end && *p != ' ')
-			p++;
+		p = key_token_end(p, end, &bad);
 		if (p == end && !eol) {
 			/* the key may go on in the next read */
 			if (p - key <= KEY_MAX_LENGTH) {
@@ -244,7 +287,7 @@ static const char *proto_get_keys(struct proto_conn *pc, const char *p,
 			}
 			goto bad_key;
 		}
-		if (!key_bytes_ok(key, (size_t)(p - key)))
+		if (bad || p - key > KEY_MAX_LENGTH)
 			goto bad_key;
 		if (reply_pending(&pc->out) > REPLY_HIGH_WATER) {
 			pc->state = PROTO_GET_CONT;
