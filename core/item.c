@@ -3,8 +3,8 @@
  * item.c - the item block, its references, and the key classes.
  *
  * One allocation per item: the header, the key, the value and "\r\n". The
- * block is sized by offsetof(struct item, data), not sizeof(), so no tail
- * padding is paid for.
+ * header is as long as the key class needs (item_data_offset()): an
+ * integer key is indexed by value and carries no hash or tree anchors.
  */
 #include "item.h"
 
@@ -13,14 +13,21 @@
 #include "alloc.h"
 #include "hash.h"
 
-static size_t item_block_size(size_t nkey, uint32_t nbytes)
+static size_t item_block_size(bool intkey, size_t nkey, uint32_t nbytes)
 {
-	return offsetof(struct item, data) + nkey + (size_t)nbytes + 2;
+	return item_data_offset(intkey) + nkey + (size_t)nbytes + 2;
 }
 
-size_t item_total_size(size_t nkey, uint32_t nbytes)
+size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes)
 {
-	return ak_good_size(item_block_size(nkey, nbytes));
+	return ak_good_size(item_block_size(key_is_integer(key, nkey, NULL),
+					    nkey, nbytes));
+}
+
+size_t item_alloc_size(const struct item *it)
+{
+	return ak_good_size((size_t)it->data_off + it->nkey +
+			    (size_t)it->nbytes + 2);
 }
 
 uint32_t item_key_hash(const char *key, size_t nkey)
@@ -33,31 +40,29 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 {
 	struct item *it;
 	uint64_t ikey;
+	bool intkey = key_is_integer(key, nkey, &ikey);
 
-	it = ak_malloc(item_block_size(nkey, nbytes));
+	it = ak_malloc(item_block_size(intkey, nkey, nbytes));
 	if (!it)
 		return NULL;
 	INIT_LIST_HEAD(&it->lru);
-	if (key_is_integer(key, nkey, &ikey)) {
+	if (intkey) {
 		it->ikey = ikey;
-		it->hash = 0;
 		it->iflags = ITEM_INTKEY;
 	} else {
 		INIT_HLIST_NODE(&it->hnode);
 		RB_CLEAR_NODE(&it->rbnode);
-		it->hash = item_key_hash(key, nkey);
 		it->iflags = 0;
 	}
+	it->data_off = (uint8_t)item_data_offset(intkey);
 	it->cas = 0;
 	it->exptime = exptime;
 	it->time = 0;
 	it->flags = flags;
 	it->nbytes = nbytes;
 	it->refcount = 1;
-	it->alloc_size = (uint32_t)ak_usable_size(it);
 	it->nkey = (uint8_t)nkey;
-	it->shard = 0;
-	memcpy(it->data, key, nkey);
+	memcpy((char *)it + it->data_off, key, nkey);
 	return it;
 }
 

@@ -2,15 +2,17 @@
 /*
  * item.h - one entry of the store: header, key and value in one block.
  *
- * Layout of the block: struct item, then the key bytes (nkey, no NUL), then
+ * Layout of the block: the header, then the key bytes (nkey, no NUL), then
  * the value (nbytes) followed by "\r\n", so that a reply sends the value and
  * its terminator with one iovec straight from the item.
  *
  * The anchors are embedded: hnode (hash chain, string keys), rbnode (key
  * order, string keys) and lru (the shard's eviction order). Integer keys are
  * indexed by the shard's radix tree, by value, and do not use hnode/rbnode:
- * their ikey shares that space (a union), so an integer item's hnode and
- * rbnode must never be touched.
+ * their ikey shares that space (a union), and their block ends the header
+ * right after ikey (data_off), so an integer item's hnode and rbnode do not
+ * even exist. Nothing that can be computed is stored: the hash of a string
+ * key is recomputed when needed, the block's size comes from the shape.
  *
  * Lifetime: an item is born with one reference, its creator's. Linking it
  * into the store hands that reference to the store; every lookup that
@@ -46,29 +48,49 @@ enum item_iflags {
 
 struct item {
 	struct list_head lru;		/* shard eviction (CLOCK) order */
-	union {
-		struct {
-			struct hlist_node hnode; /* string keys: hash chain */
-			struct rb_node rbnode;	/* string keys: key order */
-		};
-		uint64_t ikey;		/* ITEM_INTKEY: the key's value */
-	};
 	uint64_t cas;			/* unique per modification */
 	rel_time_t exptime;		/* 0: never */
 	rel_time_t time;		/* last stored (for flush_all) */
 	uint32_t flags;			/* client flags */
 	uint32_t nbytes;		/* value length without "\r\n" */
 	uint32_t refcount;		/* atomic */
-	uint32_t alloc_size;		/* allocator bytes of this block */
-	uint32_t hash;			/* string keys: item_key_hash() */
 	uint8_t nkey;			/* key length, 1..250 */
 	uint8_t iflags;			/* enum item_iflags; ACCESSED is relaxed */
-	uint16_t shard;			/* owning shard */
-	char data[];			/* key, value, "\r\n" */
+	uint8_t data_off;		/* where the key starts: item_data_offset() */
+	union {
+		struct {		/* string keys */
+			struct hlist_node hnode; /* hash chain */
+			struct rb_node rbnode;	/* key order */
+		};
+		uint64_t ikey;		/* ITEM_INTKEY: the key's value */
+	};
+	/*
+	 * The key and the value follow the last field the item's key class
+	 * uses: ikey for integer keys (which do without hnode and rbnode,
+	 * 32 bytes), rbnode for the others.
+	 */
 };
 
-_Static_assert(offsetof(struct item, data) == 96,
-	       "the item header is 96 bytes; say why if it grows");
+#define ITEM_INT_DATA	(offsetof(struct item, ikey) + sizeof(uint64_t))
+#define ITEM_STR_DATA	sizeof(struct item)
+
+/*
+ * The header sizes decide the jemalloc size class of the usual item: a
+ * 32-byte value with a 6-digit integer key takes 56 + 6 + 34 = 96 bytes.
+ */
+_Static_assert(ITEM_INT_DATA == 56, "integer items: a 56-byte header");
+_Static_assert(ITEM_STR_DATA == 88, "string items: an 88-byte header");
+
+/**
+ * item_data_offset() - where the key of an item of this class starts
+ * @intkey: whether the key is an integer key (key_is_integer())
+ *
+ * Return: the header size, ITEM_INT_DATA or ITEM_STR_DATA.
+ */
+static inline size_t item_data_offset(bool intkey)
+{
+	return intkey ? ITEM_INT_DATA : ITEM_STR_DATA;
+}
 
 /**
  * item_key() - the key bytes (not NUL terminated)
@@ -76,7 +98,7 @@ _Static_assert(offsetof(struct item, data) == 96,
  */
 static inline const char *item_key(const struct item *it)
 {
-	return it->data;
+	return (const char *)it + it->data_off;
 }
 
 /**
@@ -85,13 +107,26 @@ static inline const char *item_key(const struct item *it)
  */
 static inline char *item_value(struct item *it)
 {
-	return it->data + it->nkey;
+	return (char *)it + it->data_off + it->nkey;
 }
 
 static inline const char *item_value_const(const struct item *it)
 {
-	return it->data + it->nkey;
+	return (const char *)it + it->data_off + it->nkey;
 }
+
+/**
+ * item_alloc_size() - the allocator bytes of an item's block
+ * @it: the item
+ *
+ * What the store counts against the memory limit for @it, computed from
+ * its shape (the block is sized exactly, so this is the allocator's size
+ * class of it) rather than stored.
+ *
+ * Context: any.
+ * Return: the bytes.
+ */
+size_t item_alloc_size(const struct item *it);
 
 /**
  * item_alloc() - allocate an unlinked item with one reference
@@ -101,10 +136,8 @@ static inline const char *item_value_const(const struct item *it)
  * @exptime: expiry in store time (0 = never)
  * @nbytes:  value length; the caller fills nbytes + 2 bytes at item_value()
  *
- * Copies the key, sets ITEM_INTKEY and ikey if the key is a canonical u64,
- * else computes the key's hash (item_key_hash()), so that the store does not
- * hash under its lock. The cas, time and shard fields are set when the store
- * links the item.
+ * Copies the key, and sets ITEM_INTKEY and ikey if the key is a canonical
+ * u64. The cas and time fields are set when the store links the item.
  *
  * Context: any lock state; allocates, so store users call it before taking a
  * shard lock.
@@ -115,13 +148,14 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 
 /**
  * item_total_size() - allocator bytes an item of this shape would take
+ * @key:    the key (its class decides the header size)
  * @nkey:   key length
  * @nbytes: value length
  *
  * Context: any.
  * Return: the size class item_alloc() would get.
  */
-size_t item_total_size(size_t nkey, uint32_t nbytes);
+size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes);
 
 /**
  * item_get() - take one more reference

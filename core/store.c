@@ -22,9 +22,9 @@
  * Per shard, under its lock:
  *  - every linked item is on exactly one index (radix tree by ikey for
  *    integer keys; hash table and rbtree for the others) and on the CLOCK
- *    list, and has ITEM_LINKED set and shard == its shard's index;
+ *    list, and has ITEM_LINKED set, and its key maps to this shard;
  *  - curr_items = curr_int_items + curr_str_items is the CLOCK list length,
- *    bytes the sum of the linked items' alloc_size, index_bytes
+ *    bytes the sum of the linked items' item_alloc_size(), index_bytes
  *    htable_memory() + radix nodes * node size;
  *  - expire_pos is the CLOCK list head or one of its items.
  */
@@ -63,7 +63,7 @@
 struct shard {
 	pthread_mutex_t lock;
 	/* everything below is guarded by lock, except where marked atomic */
-	struct htable ht;		/* string keys by item->hash */
+	struct htable ht;		/* string keys by item_key_hash() */
 	struct rb_root tree;		/* string keys in memcmp order */
 	struct radix_tree_root ints;	/* integer keys by value */
 	struct list_head clock;		/* CLOCK: the hand is the head, new at tail */
@@ -74,7 +74,7 @@ struct shard {
 	uint64_t curr_int_items;
 	uint64_t curr_str_items;
 	uint64_t total_items;
-	uint64_t bytes;			/* alloc_size of linked items */
+	uint64_t bytes;			/* item_alloc_size() of linked items */
 	uint64_t index_bytes;		/* hash arrays + radix nodes */
 	uint64_t evictions;
 	uint64_t evicted_unfetched;
@@ -224,7 +224,7 @@ static void keyref_of_item(struct keyref *k, const struct item *it)
 	k->nkey = it->nkey;
 	k->isint = item_is_int(it);
 	k->ikey = k->isint ? it->ikey : 0;
-	k->hash = it->hash;
+	k->hash = k->isint ? 0 : item_key_hash(k->key, k->nkey);
 }
 
 static bool keyref_valid(size_t nkey)
@@ -432,7 +432,7 @@ static struct item *shard_find_locked(const struct shard *sh,
 	if (k->isint)
 		return radix_tree_lookup(&sh->ints, k->ikey);
 	hlist_for_each_entry(it, htable_bucket(&sh->ht, k->hash), hnode) {
-		if (it->hash == k->hash && it->nkey == k->nkey &&
+		if (it->nkey == k->nkey &&
 		    !memcmp(item_key(it), k->key, k->nkey))
 			return it;
 	}
@@ -486,6 +486,8 @@ static void index_radix_sync_locked(struct store *s, struct shard *sh,
 static void item_unlink_locked(struct store *s, struct shard *sh,
 			       struct item *it, struct list_head *dead)
 {
+	size_t size;
+
 	if (item_is_int(it)) {
 		uint64_t nodes = sh->ints.nr_nodes;
 
@@ -501,8 +503,9 @@ static void item_unlink_locked(struct store *s, struct shard *sh,
 	clock_del_locked(sh, it);
 	item_clear_flag(it, ITEM_LINKED);
 	sh->curr_items--;
-	sh->bytes -= it->alloc_size;
-	mem_add(s, -(int64_t)it->alloc_size);
+	size = item_alloc_size(it);
+	sh->bytes -= size;
+	mem_add(s, -(int64_t)size);
 	list_add_tail(&it->lru, dead);
 }
 
@@ -642,8 +645,8 @@ static struct hlist_head *shard_rehash_step_locked(struct store *s,
 	     i++) {
 		hlist_for_each_entry_safe(it, tmp, old, hnode) {
 			hlist_del_init(&it->hnode);
-			hlist_add_head(&it->hnode,
-				       htable_new_bucket(&sh->ht, it->hash));
+			hlist_add_head(&it->hnode, htable_new_bucket(&sh->ht,
+				item_key_hash(item_key(it), it->nkey)));
 		}
 		done = htable_rehash_advance(&sh->ht);
 	}
@@ -748,22 +751,22 @@ static size_t store_evict_others(struct store *s, struct shard *self,
  * or STORE_EVICT_ELSEWHERE (*@short_by bytes must be freed in other shards).
  */
 static int shard_store_locked(struct store *s, struct shard *sh,
-			      struct item *it, enum store_op op,
+			      struct item *it, const struct keyref *k,
+			      enum store_op op,
 			      uint64_t req_cas, const struct item *expect,
 			      bool defer, uint64_t *cas_out,
 			      struct list_head *dead, size_t *short_by)
 {
 	rel_time_t now = store_now(s);
 	bool intkey = item_is_int(it);
-	size_t add, credit, charged = 0;
-	struct keyref k;
+	size_t add, credit, charged = 0, size = item_alloc_size(it);
+	size_t old_size = 0;
 	uint64_t nodes;
 	struct item *old;
 	uint64_t seq;
 	int err;
 
-	keyref_of_item(&k, it);
-	old = shard_find_live_locked(s, sh, &k, now, dead, NULL);
+	old = shard_find_live_locked(s, sh, k, now, dead, NULL);
 	if (expect && old != expect)
 		return STORE_RETRY;
 	switch (op) {
@@ -799,11 +802,13 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	 * less the block it replaces. Evicting may shrink the radix tree so
 	 * that the insert needs more nodes: reserve again until it holds.
 	 */
-	credit = old ? old->alloc_size : 0;
+	if (old)
+		old_size = item_alloc_size(old);
+	credit = old_size;
 	if (old)
 		clock_del_locked(sh, old);	/* not an eviction victim */
 	for (;;) {
-		add = it->alloc_size;
+		add = size;
 		if (intkey && !old)
 			add += radix_insert_worst_locked(s, sh, it->ikey);
 		if (add <= credit + charged)
@@ -834,13 +839,13 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 		rb_replace_node(&old->rbnode, &it->rbnode, &sh->tree);
 		RB_CLEAR_NODE(&old->rbnode);
 	} else {
-		htable_add(&sh->ht, &it->hnode, it->hash);
+		htable_add(&sh->ht, &it->hnode, k->hash);
 		shard_rb_insert_locked(sh, it);
 	}
 
 	if (old) {
 		item_clear_flag(old, ITEM_LINKED);
-		sh->bytes -= old->alloc_size;
+		sh->bytes -= old_size;
 		list_add_tail(&old->lru, dead);
 	} else {
 		sh->curr_items++;
@@ -849,11 +854,11 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 		else
 			sh->curr_str_items++;
 	}
-	sh->bytes += it->alloc_size;
+	sh->bytes += size;
 	sh->total_items++;
 	sh->index_bytes += (sh->ints.nr_nodes - nodes) * s->node_size;
 	/* what really changed, less the reservation: never positive */
-	mem_add(s, (int64_t)it->alloc_size - (int64_t)credit +
+	mem_add(s, (int64_t)size - (int64_t)credit +
 		   (int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
 		   (int64_t)charged);
 
@@ -861,7 +866,6 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
 	it->cas = seq << s->shard_bits | sh->index;
 	it->time = now;
-	it->shard = (uint16_t)sh->index;
 	item_set_flag(it, ITEM_LINKED);
 	clock_add_locked(sh, it);
 	if (cas_out)
@@ -885,7 +889,7 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 	bool defer = true;
 	int ret;
 
-	if (s->cfg.mem_limit && it->alloc_size > s->cfg.mem_limit) {
+	if (s->cfg.mem_limit && item_alloc_size(it) > s->cfg.mem_limit) {
 		item_put(it);
 		return STORE_TOO_LARGE;
 	}
@@ -902,7 +906,8 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 		LIST_HEAD(dead);
 
 		shard_lock(sh);
-		ret = shard_store_locked(s, sh, it, op, req_cas, expect, defer,
+		ret = shard_store_locked(s, sh, it, &k, op, req_cas, expect,
+					 defer,
 					 cas_out, &dead, &short_by);
 		old_buckets = shard_rehash_step_locked(s, sh);
 		if (!k.isint && shard_wants_grow_locked(sh))
@@ -940,7 +945,7 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,
 		     struct item **out)
 {
-	size_t total = item_total_size(nkey, nbytes);
+	size_t total = item_total_size(key, nkey, nbytes);
 	struct item *it;
 
 	if (item_mc_size(nkey, flags, nbytes) > s->cfg.item_size_max ||
@@ -1830,7 +1835,8 @@ static int check_buckets_locked(const struct shard *sh,
 
 	for (i = from; i < to; i++) {
 		hlist_for_each_entry(it, &arr[i], hnode) {
-			if (htable_bucket(&sh->ht, it->hash) != &arr[i])
+			if (!item_is_int(it) && htable_bucket(&sh->ht,
+				item_key_hash(item_key(it), it->nkey)) != &arr[i])
 				CHECK_FAIL("shard %u: item in a wrong bucket",
 					   sh->index);
 			if (!(it->iflags & ITEM_LINKED) || item_is_int(it))
@@ -1849,6 +1855,7 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	const struct item *it, *prev = NULL;
 	bool cursor_ok = sh->expire_pos == &sh->clock;
 	const struct rb_node *node;
+	struct keyref k;
 	uint64_t index = 0;
 	void *batch[WALK_BATCH];
 	unsigned int got, i;
@@ -1858,17 +1865,18 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 		uint64_t v;
 
 		n++;
-		bytes += it->alloc_size;
+		bytes += item_alloc_size(it);
 		if (&it->lru == sh->expire_pos)
 			cursor_ok = true;
-		if (!(it->iflags & ITEM_LINKED) || it->shard != sh->index ||
+		keyref_of_item(&k, it);
+		if (!(it->iflags & ITEM_LINKED) || shard_of(s, &k) != sh ||
 		    !__atomic_load_n(&it->refcount, __ATOMIC_RELAXED))
 			CHECK_FAIL("shard %u: clock item not linked here",
 				   sh->index);
 		if (item_is_int(it)) {
 			nint++;
 			if (!key_is_integer(item_key(it), it->nkey, &v) ||
-			    v != it->ikey)
+			    v != it->ikey || it->data_off != ITEM_INT_DATA)
 				CHECK_FAIL("shard %u: bad integer key",
 					   sh->index);
 			if (shard_of_int(s, it->ikey) != sh ||
@@ -1879,11 +1887,10 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 		} else {
 			nstr++;
 			if (key_is_integer(item_key(it), it->nkey, NULL) ||
-			    it->hash != item_key_hash(item_key(it), it->nkey))
+			    it->data_off != ITEM_STR_DATA)
 				CHECK_FAIL("shard %u: bad string key",
 					   sh->index);
-			if (shard_of_hash(s, it->hash) != sh ||
-			    !bucket_holds(htable_bucket(&sh->ht, it->hash), it))
+			if (!bucket_holds(htable_bucket(&sh->ht, k.hash), it))
 				CHECK_FAIL("shard %u: string item not in its "
 					   "bucket", sh->index);
 		}

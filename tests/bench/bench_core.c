@@ -133,16 +133,17 @@ static void *xmalloc(size_t n)
 /* A string-key item block for the bare htable / rbtree benches. */
 static struct item *block_new(const char *key, size_t nkey)
 {
-	struct item *it = xmalloc(offsetof(struct item, data) + nkey + 2);
+	struct item *it = xmalloc(ITEM_STR_DATA + nkey + 2);
 
-	memset(it, 0, offsetof(struct item, data));
+	memset(it, 0, ITEM_STR_DATA);
+	it->data_off = ITEM_STR_DATA;
 	INIT_LIST_HEAD(&it->lru);
 	INIT_HLIST_NODE(&it->hnode);
 	RB_CLEAR_NODE(&it->rbnode);
 	it->nkey = (uint8_t)nkey;
 	it->refcount = 1;
-	memcpy(it->data, key, nkey);
-	memcpy(it->data + nkey, "\r\n", 2);
+	memcpy((char *)item_key(it), key, nkey);
+	memcpy(item_value(it), "\r\n", 2);
 	return it;
 }
 
@@ -238,8 +239,7 @@ static struct item *htable_find(struct htable *ht, const char *key,
 	struct item *it;
 
 	hlist_for_each_entry(it, htable_bucket(ht, hash), hnode)
-		if (it->hash == hash && it->nkey == nkey &&
-		    !memcmp(it->data, key, nkey))
+		if (it->nkey == nkey && !memcmp(item_key(it), key, nkey))
 			return it;
 	return NULL;
 }
@@ -258,8 +258,8 @@ static void bench_htable(struct bench *b)
 	for (i = 0; i < b->n; i++) {
 		struct item *it = b->blocks[i];
 
-		it->hash = item_key_hash(it->data, it->nkey);
-		htable_add(&ht, &it->hnode, it->hash);
+		htable_add(&ht, &it->hnode,
+			   item_key_hash(item_key(it), it->nkey));
 	}
 	for (run = 0; run < RUNS; run++) {
 		size_t off = sample_off(b, run);
@@ -270,8 +270,8 @@ static void bench_htable(struct bench *b)
 		for (i = off; i < off + p; i++) {
 			struct item *it = b->blocks[b->perm[i]];
 
-			it->hash = item_key_hash(it->data, it->nkey);
-			htable_add(&ht, &it->hnode, it->hash);
+			htable_add(&ht, &it->hnode,
+				   item_key_hash(item_key(it), it->nkey));
 		}
 		b->ns[ROW_HASH_INSERT][run] = (now_ns() - t) / (double)p;
 
@@ -309,7 +309,8 @@ static void rb_insert_item(struct rb_root *root, struct item *it)
 		struct item *cur = rb_entry(*link, struct item, rbnode);
 
 		parent = *link;
-		link = key_cmp(it->data, it->nkey, cur->data, cur->nkey) < 0 ?
+		link = key_cmp(item_key(it), it->nkey, item_key(cur),
+			       cur->nkey) < 0 ?
 		       &(*link)->rb_left : &(*link)->rb_right;
 	}
 	rb_link_node(&it->rbnode, parent, link);
@@ -346,7 +347,7 @@ static void bench_rbtree(struct bench *b)
 				struct item *cur = rb_entry(node, struct item,
 							    rbnode);
 				int c = key_cmp(b->keys[k], b->klen[k],
-						cur->data, cur->nkey);
+						item_key(cur), cur->nkey);
 
 				if (!c) {
 					sum += cur->nkey;
@@ -367,7 +368,7 @@ static void bench_rbtree(struct bench *b)
 				struct item *cur = rb_entry(node, struct item,
 							    rbnode);
 
-				if (key_cmp(cur->data, cur->nkey, b->keys[k],
+				if (key_cmp(item_key(cur), cur->nkey, b->keys[k],
 					    b->klen[k]) >= 0) {
 					first = node;
 					node = node->rb_left;
@@ -412,7 +413,7 @@ static void store_set(struct store *s, const char *key, size_t nkey,
 		exit(1);
 	}
 	memcpy(item_value(it), "0123456789\r\n", VALUE_LEN + 2);
-	*blocks += it->alloc_size;
+	*blocks += item_alloc_size(it);
 	if (store_item_store(s, it, STORE_OP_SET, 0, NULL) != STORE_STORED) {
 		fprintf(stderr, "bench_core: store failed\n");
 		exit(1);

@@ -1443,8 +1443,8 @@ static void test_clock(void)
 		return;
 	memset(val, 'v', sizeof(val));
 	/* fill to a little below the limit: no eviction yet */
-	while (store_memory_used(s) + 4 * item_total_size(8, sizeof(val)) <
-	       limit) {
+	while (store_memory_used(s) +
+	       4 * item_total_size("c1234567", 8, sizeof(val)) < limit) {
 		snprintf(key, sizeof(key), "c%u", n++);
 		CHECK(put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
 			    STORE_OP_SET, 0, NULL) == STORE_STORED);
@@ -1742,7 +1742,7 @@ static void test_threads(unsigned int nshards, size_t limit)
 	CHECK_MSG(n >= 0 && (uint64_t)n == st.curr_items,
 		  "full walk %d, curr_items %" PRIu64, n, st.curr_items);
 	for (i = 0; n > 0 && i < (unsigned int)n; i++) {
-		bytes += out[i]->alloc_size;
+		bytes += item_alloc_size(out[i]);
 		if (i)
 			CHECK(key_compare(item_key(out[i - 1]), out[i - 1]->nkey,
 					  item_key(out[i]), out[i]->nkey) < 0);
