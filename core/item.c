@@ -74,23 +74,23 @@ void item_put(struct item *it)
 
 bool key_is_integer(const char *key, size_t nkey, uint64_t *value)
 {
-	static const char u64_max[] = "18446744073709551615";
 	uint64_t v = 0;
 	size_t i;
 
-	if (nkey == 0 || nkey > sizeof(u64_max) - 1)
+	if (nkey == 0 || nkey > 20)
 		return false;
 	if (key[0] == '0' && nkey > 1)
 		return false;
 	for (i = 0; i < nkey; i++) {
-		if (key[i] < '0' || key[i] > '9')
+		unsigned int d = (unsigned int)((unsigned char)key[i] - '0');
+
+		if (d > 9)
 			return false;
+		/* 19 digits always fit; the 20th may not */
+		if (i == 19 && v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
 	}
-	/* 20 digits fit only up to UINT64_MAX: compare as text */
-	if (nkey == sizeof(u64_max) - 1 && memcmp(key, u64_max, nkey) > 0)
-		return false;
-	for (i = 0; i < nkey; i++)
-		v = v * 10 + (uint64_t)(key[i] - '0');
 	if (value)
 		*value = v;
 	return true;

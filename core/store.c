@@ -746,20 +746,21 @@ static size_t store_evict_others(struct store *s, struct shard *self,
  * memory, link @it in place of the old one. With @expect, store only if
  * @expect is the live item of the key (and give @it its current exptime).
  * On STORE_STORED the caller's reference on @it has gone to the store.
- * @defer: see mem_charge_locked().
+ * @k is @it's key and @size its item_alloc_size(), both computed before
+ * the lock. @defer: see mem_charge_locked().
  * Return: an enum store_result, STORE_RETRY (@expect is not the live item)
  * or STORE_EVICT_ELSEWHERE (*@short_by bytes must be freed in other shards).
  */
 static int shard_store_locked(struct store *s, struct shard *sh,
 			      struct item *it, const struct keyref *k,
-			      enum store_op op,
+			      size_t size, enum store_op op,
 			      uint64_t req_cas, const struct item *expect,
 			      bool defer, uint64_t *cas_out,
 			      struct list_head *dead, size_t *short_by)
 {
 	rel_time_t now = store_now(s);
 	bool intkey = item_is_int(it);
-	size_t add, credit, charged = 0, size = item_alloc_size(it);
+	size_t add, credit, charged = 0;
 	size_t old_size = 0;
 	uint64_t nodes;
 	struct item *old;
@@ -883,13 +884,14 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 			uint64_t req_cas, const struct item *expect,
 			uint64_t *cas_out)
 {
+	size_t size = item_alloc_size(it);
 	struct keyref k;
 	struct shard *sh;
 	unsigned int round;
 	bool defer = true;
 	int ret;
 
-	if (s->cfg.mem_limit && item_alloc_size(it) > s->cfg.mem_limit) {
+	if (s->cfg.mem_limit && size > s->cfg.mem_limit) {
 		item_put(it);
 		return STORE_TOO_LARGE;
 	}
@@ -906,9 +908,9 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 		LIST_HEAD(dead);
 
 		shard_lock(sh);
-		ret = shard_store_locked(s, sh, it, &k, op, req_cas, expect,
-					 defer,
-					 cas_out, &dead, &short_by);
+		ret = shard_store_locked(s, sh, it, &k, size, op, req_cas,
+					 expect, defer, cas_out, &dead,
+					 &short_by);
 		old_buckets = shard_rehash_step_locked(s, sh);
 		if (!k.isint && shard_wants_grow_locked(sh))
 			grow_bits = sh->ht.bits;

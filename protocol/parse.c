@@ -17,6 +17,30 @@ static inline bool parse_isspace(char c)
 	return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+/* The first space at or after @p, or @end; eight bytes a step. */
+static inline const char *parse_find_space(const char *p, const char *end)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull;
+
+	while (end - p >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		w ^= 0x20 * ones;	/* a space becomes a zero byte */
+		w = (w - ones) & ~w & (0x80 * ones);
+		/* the lowest flagged byte is the first zero (no false
+		 * positive below it) */
+		if (w)
+			return p + (__builtin_ctzll(w) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < end && *p != ' ')
+		p++;
+	return p;
+}
+
 void parse_tokenize(struct parse_line *l, const char *p, const char *end)
 {
 	unsigned int n = 0;
@@ -34,8 +58,7 @@ void parse_tokenize(struct parse_line *l, const char *p, const char *end)
 			break;
 		}
 		s = p;
-		while (p < end && *p != ' ')
-			p++;
+		p = parse_find_space(p, end);
 		l->tok[n].p = s;
 		l->tok[n].len = (size_t)(p - s);
 		n++;
@@ -78,10 +101,38 @@ static bool parse_magnitude(const struct token *t, uint64_t max, bool *neg,
 	return true;
 }
 
+/*
+ * The usual number: 1 to 9 plain digits, which fits every field. Return:
+ * true with *@out set, or false for anything else (the full rules apply).
+ */
+static inline bool parse_plain(const struct token *t, uint32_t *out)
+{
+	uint32_t v = 0;
+	size_t i;
+
+	if (t->len == 0 || t->len > 9)
+		return false;
+	for (i = 0; i < t->len; i++) {
+		unsigned int d = (unsigned int)((unsigned char)t->p[i] - '0');
+
+		if (d > 9)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
 bool parse_u64(const struct token *t, uint64_t *out)
 {
 	uint64_t v;
+	uint32_t small;
 	bool neg;
+
+	if (parse_plain(t, &small)) {
+		*out = small;
+		return true;
+	}
 
 	if (!parse_magnitude(t, UINT64_MAX, &neg, &v))
 		return false;
@@ -98,6 +149,9 @@ bool parse_u32(const struct token *t, uint32_t *out)
 {
 	uint64_t v;
 
+	if (parse_plain(t, out))
+		return true;
+
 	if (!parse_u64(t, &v) || v > UINT32_MAX)
 		return false;
 	*out = (uint32_t)v;
@@ -106,8 +160,14 @@ bool parse_u32(const struct token *t, uint32_t *out)
 
 bool parse_s32(const struct token *t, int32_t *out)
 {
+	uint32_t small;
 	uint64_t v;
 	bool neg;
+
+	if (parse_plain(t, &small)) {
+		*out = (int32_t)small;	/* at most 999999999 */
+		return true;
+	}
 
 	if (!parse_magnitude(t, (uint64_t)INT32_MAX + 1, &neg, &v))
 		return false;
