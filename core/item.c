@@ -45,7 +45,6 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	it = ak_malloc(item_block_size(intkey, nkey, nbytes));
 	if (!it)
 		return NULL;
-	INIT_LIST_HEAD(&it->lru);
 	if (intkey) {
 		it->ikey = ikey;
 		it->iflags = ITEM_INTKEY;

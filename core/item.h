@@ -6,8 +6,9 @@
  * the value (nbytes) followed by "\r\n", so that a reply sends the value and
  * its terminator with one iovec straight from the item.
  *
- * The anchors are embedded: hnode (hash chain, string keys), rbnode (key
- * order, string keys) and lru (the shard's eviction order). Integer keys are
+ * The anchors are embedded: hnode (hash chain, string keys) and rbnode (key
+ * order, string keys); the shard's CLOCK hand walks the indexes themselves
+ * in keyspace order, so no eviction list costs bytes. Integer keys are
  * indexed by the shard's radix tree, by value, and do not use hnode/rbnode:
  * their ikey shares that space (a union), and their block ends the header
  * right after ikey (data_off), so an integer item's hnode and rbnode do not
@@ -44,11 +45,19 @@ enum item_iflags {
 	ITEM_INTKEY	= 1u << 1,	/* key is a canonical u64, indexed by radix */
 	ITEM_ACCESSED	= 1u << 2,	/* CLOCK reference bit, set on hits */
 	ITEM_FETCHED	= 1u << 3,	/* read at least once (stats) */
+	ITEM_NEW	= 1u << 4,	/* stored and not yet passed by the CLOCK hand */
 };
 
 struct item {
-	struct list_head lru;		/* shard eviction (CLOCK) order */
-	uint64_t cas;			/* unique per modification */
+	union {
+		uint64_t cas;		/* unique per modification */
+		/*
+		 * Only once the store has unlinked the item and holds its last
+		 * reference (nobody else can reach it): the link of the list
+		 * of items to free after the shard lock is dropped.
+		 */
+		struct item *dead_next;
+	};
 	rel_time_t exptime;		/* 0: never */
 	rel_time_t time;		/* last stored (for flush_all) */
 	uint32_t flags;			/* client flags */
@@ -76,10 +85,11 @@ struct item {
 
 /*
  * The header sizes decide the jemalloc size class of the usual item: a
- * 32-byte value with a 6-digit integer key takes 56 + 6 + 34 = 96 bytes.
+ * 32-byte value with a 6-digit integer key takes 40 + 6 + 34 = 80 bytes,
+ * with a 14-byte string key 72 + 14 + 34 = 120 (the 128 class).
  */
-_Static_assert(ITEM_INT_DATA == 56, "integer items: a 56-byte header");
-_Static_assert(ITEM_STR_DATA == 88, "string items: an 88-byte header");
+_Static_assert(ITEM_INT_DATA == 40, "integer items: a 40-byte header");
+_Static_assert(ITEM_STR_DATA == 72, "string items: a 72-byte header");
 
 /**
  * item_data_offset() - where the key of an item of this class starts

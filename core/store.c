@@ -9,10 +9,12 @@
  *
  * Under a shard lock nothing allocates or frees in bulk: items are allocated
  * and filled before (store_item_alloc(), item_alloc()), radix inserts are
- * preloaded before, and items unlinked under the lock are collected on a
- * local list through their lru anchors ("dead") and released with
- * items_release() after unlocking. The only allocator calls under a lock
- * are radix_tree_delete() giving back a single emptied node.
+ * preloaded before, and items unlinked under the lock are either handed
+ * over to the other holders of a reference (the store's reference is
+ * dropped: they free the block) or, when the store holds the last
+ * reference, collected on a local list ("dead", through dead_next) and
+ * freed with items_release() after unlocking. The only allocator calls
+ * under a lock are radix_tree_delete() giving back a single emptied node.
  *
  * Memory: s->mem_used counts the allocator bytes of every linked item plus
  * every shard's index bytes (hash bucket arrays and radix nodes). Any growth
@@ -21,12 +23,19 @@
  *
  * Per shard, under its lock:
  *  - every linked item is on exactly one index (radix tree by ikey for
- *    integer keys; hash table and rbtree for the others) and on the CLOCK
- *    list, and has ITEM_LINKED set, and its key maps to this shard;
- *  - curr_items = curr_int_items + curr_str_items is the CLOCK list length,
- *    bytes the sum of the linked items' item_alloc_size(), index_bytes
- *    htable_memory() + radix nodes * node size;
- *  - expire_pos is the CLOCK list head or one of its items.
+ *    integer keys; hash table and rbtree for the others), has ITEM_LINKED
+ *    set, and its key maps to this shard;
+ *  - curr_items = curr_int_items + curr_str_items, the entries of the
+ *    indexes; bytes the sum of the linked items' item_alloc_size(),
+ *    index_bytes htable_memory() + radix nodes * node size;
+ *  - a clock hand on the string part points at a linked string item of
+ *    the shard or is NULL (past the last one).
+ *
+ * CLOCK: the eviction hand walks the shard's keyspace order (the radix
+ * tree, then the rbtree, then around again); a hit sets ITEM_ACCESSED and
+ * a store ITEM_NEW, and the hand clears one of them per pass before it
+ * evicts, so an item read since the last pass survives two, a fresh one
+ * one, and nothing moves on a hit. The expiry hand walks the same way.
  */
 #include "store.h"
 
@@ -51,6 +60,7 @@
 #define EPOCH_UNSET		INT64_MIN
 #define SLICE_ITEMS		256	/* entries a range walk visits per lock hold */
 #define EXPIRE_SLICE		64	/* items store_expire_step() checks per hold */
+#define DEAD_SCAN		1024	/* items -M looks at for a dead one */
 #define WALK_BATCH		32	/* radix gang lookup batch */
 #define REHASH_STEP		2	/* old buckets moved per write while growing */
 #define EVICT_ROUNDS		8	/* cross-shard eviction rounds per store */
@@ -60,14 +70,31 @@
 #define STORE_RETRY		(-1)	/* the expected old item is gone */
 #define STORE_EVICT_ELSEWHERE	(-2)	/* this shard has nothing to evict */
 
+/*
+ * A position in a shard's keyspace order: the next integer index to visit,
+ * or the next string item (NULL: past the last one, next is a new lap).
+ */
+struct clock_hand {
+	bool in_strs;
+	uint64_t ikey;
+	struct item *item;
+};
+
+/* Items to free once the shard lock is dropped (see dead_push()). */
+struct dead_list {
+	struct item *first;
+};
+
+#define DEAD_LIST(name)	struct dead_list name = { NULL }
+
 struct shard {
 	pthread_mutex_t lock;
 	/* everything below is guarded by lock, except where marked atomic */
 	struct htable ht;		/* string keys by item_key_hash() */
 	struct rb_root tree;		/* string keys in memcmp order */
 	struct radix_tree_root ints;	/* integer keys by value */
-	struct list_head clock;		/* CLOCK: the hand is the head, new at tail */
-	struct list_head *expire_pos;	/* next anchor store_expire_step() checks */
+	struct clock_hand hand;		/* CLOCK eviction */
+	struct clock_hand expire_hand;	/* store_expire_step() */
 	uint64_t cas_seq;		/* atomic reads (flush); written under lock */
 	uint64_t flush_cas;		/* atomic: see item_flushed() */
 	uint64_t curr_items;
@@ -139,17 +166,43 @@ struct span {
 
 /* What a walk does with each live item in range; false stops the walk. */
 typedef bool walk_fn(struct store *s, struct shard *sh, struct item *it,
-		     void *arg, struct list_head *dead);
+		     void *arg, struct dead_list *dead);
 
 /* ---- small helpers ---- */
 
-static void items_release(struct list_head *dead)
+static void items_release(struct dead_list *dead)
 {
-	struct item *it, *tmp;
+	struct item *it = dead->first;
 
-	list_for_each_entry_safe(it, tmp, dead, lru)
+	while (it) {
+		struct item *next = it->dead_next;
+
 		item_put(it);
-	INIT_LIST_HEAD(dead);
+		it = next;
+	}
+	dead->first = NULL;
+}
+
+/*
+ * The store lets go of an item it has unlinked. When others hold it, the
+ * store's reference is just dropped (not the last: nothing is freed under
+ * the lock) and the last holder frees it. Otherwise nobody else can reach
+ * it (new references are only taken under the lock, from the indexes), so
+ * its cas word becomes the link of @dead.
+ * Context: the item's shard lock is held.
+ */
+static void dead_push(struct dead_list *dead, struct item *it)
+{
+	uint32_t ref = __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE);
+
+	while (ref > 1) {
+		if (__atomic_compare_exchange_n(&it->refcount, &ref, ref - 1,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return;
+	}
+	it->dead_next = dead->first;
+	dead->first = it;
 }
 
 static void shard_lock(struct shard *sh)
@@ -457,16 +510,69 @@ static void shard_rb_insert_locked(struct shard *sh, struct item *it)
 	rb_insert_color(&it->rbnode, &sh->tree);
 }
 
-static void clock_add_locked(struct shard *sh, struct item *it)
+static struct item *str_next_locked(const struct item *it)
 {
-	list_add_tail(&it->lru, &sh->clock);
+	struct rb_node *n = rb_next(&it->rbnode);
+
+	return n ? rb_entry(n, struct item, rbnode) : NULL;
 }
 
-static void clock_del_locked(struct shard *sh, struct item *it)
+static struct item *str_first_locked(const struct shard *sh)
 {
-	if (sh->expire_pos == &it->lru)
-		sh->expire_pos = it->lru.next;
-	list_del_init(&it->lru);
+	struct rb_node *n = rb_first(&sh->tree);
+
+	return n ? rb_entry(n, struct item, rbnode) : NULL;
+}
+
+/*
+ * A string item leaves the rbtree (@repl NULL) or is replaced there by
+ * @repl: no hand may keep pointing at it.
+ */
+static void hands_forget_locked(struct shard *sh, struct item *it,
+				struct item *repl)
+{
+	if (sh->hand.in_strs && sh->hand.item == it)
+		sh->hand.item = repl ? repl : str_next_locked(it);
+	if (sh->expire_hand.in_strs && sh->expire_hand.item == it)
+		sh->expire_hand.item = repl ? repl : str_next_locked(it);
+}
+
+/* The item at @h, moving it over gaps and around; NULL: the shard is empty. */
+static struct item *hand_item_locked(const struct shard *sh,
+				     struct clock_hand *h)
+{
+	unsigned int lap;
+
+	for (lap = 0; lap < 3; lap++) {
+		if (!h->in_strs) {
+			void *got;
+
+			if (radix_tree_gang_lookup(&sh->ints, &got, NULL,
+						   h->ikey, 1))
+				return got;
+			h->in_strs = true;
+			h->item = str_first_locked(sh);
+		}
+		if (h->item)
+			return h->item;
+		h->in_strs = false;
+		h->ikey = 0;
+	}
+	return NULL;
+}
+
+/* Move @h past @it, the item at it. */
+static void hand_step_locked(const struct shard *sh, struct clock_hand *h,
+			     const struct item *it)
+{
+	if (!item_is_int(it)) {
+		h->item = str_next_locked(it);
+	} else if (it->ikey == UINT64_MAX) {
+		h->in_strs = true;
+		h->item = str_first_locked(sh);
+	} else {
+		h->ikey = it->ikey + 1;
+	}
 }
 
 static void index_radix_sync_locked(struct store *s, struct shard *sh,
@@ -484,7 +590,7 @@ static void index_radix_sync_locked(struct store *s, struct shard *sh,
  * reference goes onto @dead, to be released after unlocking.
  */
 static void item_unlink_locked(struct store *s, struct shard *sh,
-			       struct item *it, struct list_head *dead)
+			       struct item *it, struct dead_list *dead)
 {
 	size_t size;
 
@@ -496,22 +602,22 @@ static void item_unlink_locked(struct store *s, struct shard *sh,
 		sh->curr_int_items--;
 	} else {
 		htable_del(&sh->ht, &it->hnode);
+		hands_forget_locked(sh, it, NULL);
 		rb_erase(&it->rbnode, &sh->tree);
 		RB_CLEAR_NODE(&it->rbnode);
 		sh->curr_str_items--;
 	}
-	clock_del_locked(sh, it);
 	item_clear_flag(it, ITEM_LINKED);
 	sh->curr_items--;
 	size = item_alloc_size(it);
 	sh->bytes -= size;
 	mem_add(s, -(int64_t)size);
-	list_add_tail(&it->lru, dead);
+	dead_push(dead, it);
 }
 
 /* Unlink an expired or flushed item. */
 static void item_reclaim_locked(struct store *s, struct shard *sh,
-				struct item *it, struct list_head *dead)
+				struct item *it, struct dead_list *dead)
 {
 	sh->reclaimed++;
 	if (!(it->iflags & ITEM_FETCHED))
@@ -523,7 +629,7 @@ static void item_reclaim_locked(struct store *s, struct shard *sh,
 static struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 					   const struct keyref *k,
 					   rel_time_t now,
-					   struct list_head *dead,
+					   struct dead_list *dead,
 					   enum store_miss *why)
 {
 	struct item *it = shard_find_locked(sh, k);
@@ -542,31 +648,48 @@ static struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 }
 
 /*
- * Free one item by CLOCK: the head of the list goes unless its ACCESSED bit
- * is set, which buys it a trip to the tail with the bit cleared. Dead items
- * go first, as reclaims. With @live false only a dead head is taken.
+ * Free one item by CLOCK: the item at the hand goes unless it has
+ * ITEM_ACCESSED or ITEM_NEW set; the hand clears one of them (ACCESSED
+ * first) and moves on. A dead item goes first, as a reclaim. With @live
+ * false only a dead item is taken, among the next DEAD_SCAN (the hand keeps
+ * its place, so calls that find none search on where the last stopped).
+ * @keep (may be NULL) is passed over: the item a store is replacing.
  * Return: false when there was nothing to take.
  */
 static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 				   rel_time_t now, bool live,
-				   struct list_head *dead)
+				   const struct item *keep,
+				   struct dead_list *dead)
 {
+	unsigned int looked = 0;
 	struct item *it;
 
-	while (!list_empty(&sh->clock)) {
-		it = list_first_entry(&sh->clock, struct item, lru);
+	while ((it = hand_item_locked(sh, &sh->hand))) {
+		if (it == keep) {
+			if (sh->curr_items == 1)
+				return false;
+			hand_step_locked(sh, &sh->hand, it);
+			continue;
+		}
 		if (item_state(s, sh, it, now) != STORE_HIT) {
+			hand_step_locked(sh, &sh->hand, it);
 			item_reclaim_locked(s, sh, it, dead);
 			return true;
 		}
-		if (!live)
-			return false;
-		if (it->iflags & ITEM_ACCESSED) {
-			item_clear_flag(it, ITEM_ACCESSED);
-			clock_del_locked(sh, it);
-			clock_add_locked(sh, it);
+		if (!live) {
+			/* look a little further for a dead one */
+			if (++looked >= DEAD_SCAN)
+				return false;
+			hand_step_locked(sh, &sh->hand, it);
 			continue;
 		}
+		if (it->iflags & (ITEM_ACCESSED | ITEM_NEW)) {
+			item_clear_flag(it, it->iflags & ITEM_ACCESSED ?
+					ITEM_ACCESSED : ITEM_NEW);
+			hand_step_locked(sh, &sh->hand, it);
+			continue;
+		}
+		hand_step_locked(sh, &sh->hand, it);
 		sh->evictions++;
 		if (!(it->iflags & ITEM_FETCHED))
 			sh->evicted_unfetched++;
@@ -598,8 +721,8 @@ static bool shard_starved_locked(const struct store *s,
  * forbids evicting.
  */
 static int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
-			     bool defer, rel_time_t now,
-			     struct list_head *dead, size_t *short_by)
+			     bool defer, const struct item *keep, rel_time_t now,
+			     struct dead_list *dead, size_t *short_by)
 {
 	size_t limit = s->cfg.mem_limit;
 	size_t used;
@@ -621,7 +744,7 @@ static int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 		if ((defer && !s->cfg.no_evict &&
 		     shard_starved_locked(s, sh)) ||
 		    !shard_evict_one_locked(s, sh, now, !s->cfg.no_evict,
-					    dead)) {
+					    keep, dead)) {
 			*short_by = used + bytes - limit;
 			return s->cfg.no_evict ? -ENOMEM : -ENOSPC;
 		}
@@ -673,7 +796,7 @@ static bool shard_wants_grow_locked(const struct shard *sh)
 static void shard_grow(struct store *s, struct shard *sh, unsigned int bits)
 {
 	struct hlist_head *buckets = htable_buckets_alloc(bits + 1);
-	LIST_HEAD(dead);
+	DEAD_LIST(dead);
 	size_t bytes, short_by;
 
 	if (!buckets)
@@ -682,7 +805,7 @@ static void shard_grow(struct store *s, struct shard *sh, unsigned int bits)
 	shard_lock(sh);
 	if (sh->ht.bits != bits || !htable_wants_grow(&sh->ht))
 		goto out_unlock;
-	if (mem_charge_locked(s, sh, bytes, false, store_now(s), &dead,
+	if (mem_charge_locked(s, sh, bytes, false, NULL, store_now(s), &dead,
 			      &short_by)) {
 		/* no room: try again after the table filled a little more */
 		sh->grow_retry_at = sh->ht.count + sh->ht.count / 4 + 1;
@@ -720,7 +843,7 @@ static size_t store_evict_others(struct store *s, struct shard *self,
 		for (i = 0; i < s->cfg.nshards && freed < need; i++) {
 			struct shard *sh =
 				&s->shards[(start + i) & s->shard_mask];
-			LIST_HEAD(dead);
+			DEAD_LIST(dead);
 
 			if (sh == self)
 				continue;
@@ -730,7 +853,7 @@ static size_t store_evict_others(struct store *s, struct shard *self,
 				uint64_t before = shard_held_locked(sh);
 
 				if (!shard_evict_one_locked(s, sh, now, true,
-							    &dead))
+							    NULL, &dead))
 					break;
 				freed += before - shard_held_locked(sh);
 			}
@@ -756,7 +879,7 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 			      size_t size, enum store_op op,
 			      uint64_t req_cas, const struct item *expect,
 			      bool defer, uint64_t *cas_out,
-			      struct list_head *dead, size_t *short_by)
+			      struct dead_list *dead, size_t *short_by)
 {
 	rel_time_t now = store_now(s);
 	bool intkey = item_is_int(it);
@@ -806,8 +929,6 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	if (old)
 		old_size = item_alloc_size(old);
 	credit = old_size;
-	if (old)
-		clock_del_locked(sh, old);	/* not an eviction victim */
 	for (;;) {
 		add = size;
 		if (intkey && !old)
@@ -815,11 +936,9 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 		if (add <= credit + charged)
 			break;
 		err = mem_charge_locked(s, sh, add - credit - charged, defer,
-					now, dead, short_by);
+					old, now, dead, short_by);
 		if (err) {
 			mem_add(s, -(int64_t)charged);
-			if (old)
-				clock_add_locked(sh, old);
 			return err == -ENOSPC ? STORE_EVICT_ELSEWHERE :
 						STORE_NO_MEMORY;
 		}
@@ -837,6 +956,7 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 		}
 	} else if (old) {
 		htable_replace(&sh->ht, &old->hnode, &it->hnode);
+		hands_forget_locked(sh, old, it);
 		rb_replace_node(&old->rbnode, &it->rbnode, &sh->tree);
 		RB_CLEAR_NODE(&old->rbnode);
 	} else {
@@ -847,7 +967,7 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	if (old) {
 		item_clear_flag(old, ITEM_LINKED);
 		sh->bytes -= old_size;
-		list_add_tail(&old->lru, dead);
+		dead_push(dead, old);
 	} else {
 		sh->curr_items++;
 		if (intkey)
@@ -867,8 +987,7 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
 	it->cas = seq << s->shard_bits | sh->index;
 	it->time = now;
-	item_set_flag(it, ITEM_LINKED);
-	clock_add_locked(sh, it);
+	item_set_flag(it, ITEM_LINKED | ITEM_NEW);
 	if (cas_out)
 		*cas_out = it->cas;
 	return STORE_STORED;
@@ -905,7 +1024,7 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 		struct hlist_head *old_buckets;
 		size_t short_by = 0;
 		unsigned int grow_bits = 0;
-		LIST_HEAD(dead);
+		DEAD_LIST(dead);
 
 		shard_lock(sh);
 		ret = shard_store_locked(s, sh, it, &k, size, op, req_cas,
@@ -967,7 +1086,7 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 static struct item *store_hold(struct store *s, const struct keyref *k)
 {
 	struct shard *sh = shard_of(s, k);
-	LIST_HEAD(dead);
+	DEAD_LIST(dead);
 	struct item *it;
 
 	shard_lock(sh);
@@ -1051,7 +1170,7 @@ static struct item *store_lookup(struct store *s, const char *key,
 {
 	enum store_miss st = STORE_MISS_ABSENT;
 	struct item *it = NULL;
-	LIST_HEAD(dead);
+	DEAD_LIST(dead);
 	struct keyref k;
 	struct shard *sh;
 
@@ -1079,7 +1198,7 @@ static struct item *store_lookup(struct store *s, const char *key,
 				item_get(it);
 		}
 		shard_unlock(sh);
-		if (unlikely(!list_empty(&dead)))
+		if (unlikely(dead.first))
 			items_release(&dead);
 	}
 	if (why)
@@ -1121,7 +1240,7 @@ int store_delete(struct store *s, const char *key, size_t nkey)
 {
 	struct hlist_head *old_buckets;
 	struct item *it;
-	LIST_HEAD(dead);
+	DEAD_LIST(dead);
 	struct keyref k;
 	struct shard *sh;
 
@@ -1238,16 +1357,13 @@ int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
 /* Check up to @n items from the shard's cursor. Return: items reclaimed. */
 static unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 					unsigned int n, rel_time_t now,
-					struct list_head *dead)
+					struct dead_list *dead)
 {
 	unsigned int got = 0;
 	struct item *it;
 
-	while (n-- && !list_empty(&sh->clock)) {
-		if (sh->expire_pos == &sh->clock)
-			sh->expire_pos = sh->clock.next;
-		it = list_entry(sh->expire_pos, struct item, lru);
-		sh->expire_pos = it->lru.next;
+	while (n-- && (it = hand_item_locked(sh, &sh->expire_hand))) {
+		hand_step_locked(sh, &sh->expire_hand, it);
 		if (item_state(s, sh, it, now) != STORE_HIT) {
 			item_reclaim_locked(s, sh, it, dead);
 			got++;
@@ -1272,10 +1388,10 @@ unsigned int store_expire_step(struct store *s, unsigned int budget)
 		while (left) {
 			unsigned int n = left < EXPIRE_SLICE ? (unsigned int)left :
 							       EXPIRE_SLICE;
-			LIST_HEAD(dead);
+			DEAD_LIST(dead);
 
 			shard_lock(sh);
-			/* at most one lap of the list per call */
+			/* at most one lap of the shard per call */
 			if (left > sh->curr_items)
 				left = sh->curr_items;
 			if (n > left)
@@ -1440,7 +1556,7 @@ static struct rb_node *shard_seek_le_locked(const struct shard *sh,
  */
 static bool walk_visit_locked(struct store *s, struct shard *sh,
 			      struct item *it, rel_time_t now, walk_fn *fn,
-			      void *arg, struct list_head *dead)
+			      void *arg, struct dead_list *dead)
 {
 	if (item_state(s, sh, it, now) != STORE_HIT) {
 		item_reclaim_locked(s, sh, it, dead);
@@ -1452,7 +1568,7 @@ static bool walk_visit_locked(struct store *s, struct shard *sh,
 static bool walk_ints_locked(struct store *s, struct shard *sh,
 			     struct span *sp, bool reverse,
 			     unsigned int *budget, rel_time_t now, walk_fn *fn,
-			     void *arg, struct list_head *dead)
+			     void *arg, struct dead_list *dead)
 {
 	void *batch[WALK_BATCH];
 	unsigned int n, i;
@@ -1492,7 +1608,7 @@ static bool walk_ints_locked(struct store *s, struct shard *sh,
 static bool walk_strs_locked(struct store *s, struct shard *sh,
 			     struct span *sp, bool reverse,
 			     unsigned int *budget, rel_time_t now, walk_fn *fn,
-			     void *arg, struct list_head *dead)
+			     void *arg, struct dead_list *dead)
 {
 	struct rb_node *node, *next;
 	bool go_on = true;
@@ -1529,7 +1645,7 @@ static bool walk_strs_locked(struct store *s, struct shard *sh,
 static bool walk_slice_locked(struct store *s, struct shard *sh,
 			      struct span *sp, bool reverse,
 			      unsigned int budget, walk_fn *fn, void *arg,
-			      struct list_head *dead)
+			      struct dead_list *dead)
 {
 	rel_time_t now = store_now(s);
 
@@ -1561,7 +1677,7 @@ static void shard_walk(struct store *s, struct shard *sh,
 
 	/* the copy's limits may point into base's buffers: fine, base lives */
 	do {
-		LIST_HEAD(dead);
+		DEAD_LIST(dead);
 
 		shard_lock(sh);
 		done = walk_slice_locked(s, sh, &sp, reverse, SLICE_ITEMS, fn,
@@ -1577,7 +1693,7 @@ struct range_acc {
 };
 
 static bool range_fn(struct store *s, struct shard *sh, struct item *it,
-		     void *arg, struct list_head *dead)
+		     void *arg, struct dead_list *dead)
 {
 	struct range_acc *acc = arg;
 
@@ -1590,7 +1706,7 @@ static bool range_fn(struct store *s, struct shard *sh, struct item *it,
 }
 
 static bool count_fn(struct store *s, struct shard *sh, struct item *it,
-		     void *arg, struct list_head *dead)
+		     void *arg, struct dead_list *dead)
 {
 	(void)s;
 	(void)sh;
@@ -1601,7 +1717,7 @@ static bool count_fn(struct store *s, struct shard *sh, struct item *it,
 }
 
 static bool delete_fn(struct store *s, struct shard *sh, struct item *it,
-		      void *arg, struct list_head *dead)
+		      void *arg, struct dead_list *dead)
 {
 	item_unlink_locked(s, sh, it, dead);
 	(*(uint64_t *)arg)++;
@@ -1850,73 +1966,76 @@ static int check_buckets_locked(const struct shard *sh,
 	return 0;
 }
 
+/* One linked item of @sh's indexes: its key, shard and index entries. */
+static int check_item_locked(const struct store *s, const struct shard *sh,
+			     const struct item *it, char *why, size_t len)
+{
+	struct keyref k;
+	uint64_t v;
+
+	keyref_of_item(&k, it);
+	if (!(it->iflags & ITEM_LINKED) || shard_of(s, &k) != sh ||
+	    !__atomic_load_n(&it->refcount, __ATOMIC_RELAXED))
+		CHECK_FAIL("shard %u: indexed item not linked here", sh->index);
+	if (item_is_int(it)) {
+		if (!key_is_integer(item_key(it), it->nkey, &v) ||
+		    v != it->ikey || it->data_off != ITEM_INT_DATA)
+			CHECK_FAIL("shard %u: bad integer key", sh->index);
+		if (radix_tree_lookup(&sh->ints, it->ikey) != it)
+			CHECK_FAIL("shard %u: integer item %llu not in its "
+				   "radix tree", sh->index,
+				   (unsigned long long)it->ikey);
+	} else {
+		if (key_is_integer(item_key(it), it->nkey, NULL) ||
+		    it->data_off != ITEM_STR_DATA)
+			CHECK_FAIL("shard %u: bad string key", sh->index);
+		if (!bucket_holds(htable_bucket(&sh->ht, k.hash), it))
+			CHECK_FAIL("shard %u: string item not in its bucket",
+				   sh->index);
+	}
+	return 0;
+}
+
+/* A hand on the string part points at a linked string item of @sh. */
+static bool check_hand_locked(const struct shard *sh,
+			      const struct clock_hand *h)
+{
+	const struct rb_node *node;
+
+	if (!h->in_strs || !h->item)
+		return true;
+	for (node = rb_first(&sh->tree); node; node = rb_next(node))
+		if (rb_entry(node, struct item, rbnode) == h->item)
+			return true;
+	return false;
+}
+
 static int check_shard_locked(const struct store *s, const struct shard *sh,
 			      char *why, size_t len)
 {
-	uint64_t n = 0, nint = 0, nstr = 0, bytes = 0, cnt = 0, size;
+	uint64_t nint, nstr, bytes = 0, cnt = 0, size;
 	const struct item *it, *prev = NULL;
-	bool cursor_ok = sh->expire_pos == &sh->clock;
 	const struct rb_node *node;
-	struct keyref k;
 	uint64_t index = 0;
 	void *batch[WALK_BATCH];
 	unsigned int got, i;
 	int err;
 
-	list_for_each_entry(it, &sh->clock, lru) {
-		uint64_t v;
-
-		n++;
-		bytes += item_alloc_size(it);
-		if (&it->lru == sh->expire_pos)
-			cursor_ok = true;
-		keyref_of_item(&k, it);
-		if (!(it->iflags & ITEM_LINKED) || shard_of(s, &k) != sh ||
-		    !__atomic_load_n(&it->refcount, __ATOMIC_RELAXED))
-			CHECK_FAIL("shard %u: clock item not linked here",
-				   sh->index);
-		if (item_is_int(it)) {
-			nint++;
-			if (!key_is_integer(item_key(it), it->nkey, &v) ||
-			    v != it->ikey || it->data_off != ITEM_INT_DATA)
-				CHECK_FAIL("shard %u: bad integer key",
-					   sh->index);
-			if (shard_of_int(s, it->ikey) != sh ||
-			    radix_tree_lookup(&sh->ints, it->ikey) != it)
-				CHECK_FAIL("shard %u: integer item %llu not "
-					   "in its radix tree", sh->index,
-					   (unsigned long long)it->ikey);
-		} else {
-			nstr++;
-			if (key_is_integer(item_key(it), it->nkey, NULL) ||
-			    it->data_off != ITEM_STR_DATA)
-				CHECK_FAIL("shard %u: bad string key",
-					   sh->index);
-			if (!bucket_holds(htable_bucket(&sh->ht, k.hash), it))
-				CHECK_FAIL("shard %u: string item not in its "
-					   "bucket", sh->index);
-		}
-	}
-	if (!cursor_ok)
-		CHECK_FAIL("shard %u: expire cursor off the list", sh->index);
-	if (n != sh->curr_items || nint != sh->curr_int_items ||
-	    nstr != sh->curr_str_items || bytes != sh->bytes)
-		CHECK_FAIL("shard %u: counts %llu/%llu/%llu bytes %llu, "
-			   "clock has %llu/%llu/%llu bytes %llu", sh->index,
-			   (unsigned long long)sh->curr_items,
-			   (unsigned long long)sh->curr_int_items,
-			   (unsigned long long)sh->curr_str_items,
-			   (unsigned long long)sh->bytes,
-			   (unsigned long long)n, (unsigned long long)nint,
-			   (unsigned long long)nstr, (unsigned long long)bytes);
-	if (sh->ints.count != nint || sh->ht.count != nstr)
-		CHECK_FAIL("shard %u: index counts differ", sh->index);
+	if (!check_hand_locked(sh, &sh->hand) ||
+	    !check_hand_locked(sh, &sh->expire_hand))
+		CHECK_FAIL("shard %u: a clock hand is off the tree", sh->index);
+	nint = sh->ints.count;
+	nstr = sh->ht.count;
 
 	for (node = rb_first(&sh->tree); node; node = rb_next(node)) {
 		it = rb_entry(node, struct item, rbnode);
 		if (item_is_int(it) || !(it->iflags & ITEM_LINKED))
 			CHECK_FAIL("shard %u: bad item in the rbtree",
 				   sh->index);
+		err = check_item_locked(s, sh, it, why, len);
+		if (err)
+			return err;
+		bytes += item_alloc_size(it);
 		if (prev && str_cmp(item_key(prev), prev->nkey, item_key(it),
 				    it->nkey) >= 0)
 			CHECK_FAIL("shard %u: rbtree out of order", sh->index);
@@ -1938,6 +2057,10 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 			    (prev && prev->ikey >= it->ikey))
 				CHECK_FAIL("shard %u: bad radix entry",
 					   sh->index);
+			err = check_item_locked(s, sh, it, why, len);
+			if (err)
+				return err;
+			bytes += item_alloc_size(it);
 			prev = it;
 			cnt++;
 		}
@@ -1947,6 +2070,16 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	if (cnt != nint)
 		CHECK_FAIL("shard %u: radix has %llu of %llu", sh->index,
 			   (unsigned long long)cnt, (unsigned long long)nint);
+	if (nint + nstr != sh->curr_items || nint != sh->curr_int_items ||
+	    nstr != sh->curr_str_items || bytes != sh->bytes)
+		CHECK_FAIL("shard %u: counts %llu/%llu/%llu bytes %llu, "
+			   "indexes have %llu/%llu bytes %llu", sh->index,
+			   (unsigned long long)sh->curr_items,
+			   (unsigned long long)sh->curr_int_items,
+			   (unsigned long long)sh->curr_str_items,
+			   (unsigned long long)sh->bytes,
+			   (unsigned long long)nint, (unsigned long long)nstr,
+			   (unsigned long long)bytes);
 
 	cnt = 0;
 	size = (uint64_t)1 << sh->ht.bits;
@@ -2042,8 +2175,6 @@ struct store *store_create(const struct store_config *cfg)
 		htable_init(&sh->ht, buckets, bits);
 		sh->tree = RB_ROOT;
 		radix_tree_init(&sh->ints);
-		INIT_LIST_HEAD(&sh->clock);
-		sh->expire_pos = &sh->clock;
 		sh->index = i;
 		sh->index_bytes = htable_memory(&sh->ht);
 		s->mem_used += sh->index_bytes;
@@ -2069,10 +2200,25 @@ void store_destroy(struct store *s)
 		return;
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
-		struct item *it, *tmp;
+		struct rb_node *node;
+		void *batch[WALK_BATCH];
+		uint64_t index = 0;
+		unsigned int got, j;
 
-		list_for_each_entry_safe(it, tmp, &sh->clock, lru)
-			item_put(it);
+		while ((node = rb_first(&sh->tree))) {
+			rb_erase(node, &sh->tree);
+			item_put(rb_entry(node, struct item, rbnode));
+		}
+		do {
+			got = radix_tree_gang_lookup(&sh->ints, batch, NULL,
+						     index, WALK_BATCH);
+			for (j = 0; j < got; j++) {
+				struct item *it = batch[j];
+
+				index = it->ikey + 1;
+				item_put(it);
+			}
+		} while (got == WALK_BATCH && index);
 		htable_destroy(&sh->ht);
 		radix_tree_destroy(&sh->ints);
 		pthread_mutex_destroy(&sh->lock);

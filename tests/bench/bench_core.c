@@ -137,7 +137,6 @@ static struct item *block_new(const char *key, size_t nkey)
 
 	memset(it, 0, ITEM_STR_DATA);
 	it->data_off = ITEM_STR_DATA;
-	INIT_LIST_HEAD(&it->lru);
 	INIT_HLIST_NODE(&it->hnode);
 	RB_CLEAR_NODE(&it->rbnode);
 	it->nkey = (uint8_t)nkey;

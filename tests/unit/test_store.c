@@ -1495,7 +1495,7 @@ static void test_no_evict(unsigned int nshards)
 
 	if (!s)
 		return;
-	/* expiring items first: they sit at the head of the CLOCK lists */
+	/* expiring items: the CLOCK hand's search for a dead one finds them */
 	for (i = 0; i < 50; i++) {
 		snprintf(key, sizeof(key), "e%u", i);
 		fill_value(val, 2000, i);
