@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * htable.c - a power-of-two array of hlist buckets that grows one old bucket
+ * htable.c - a power-of-two array of slist buckets that grows one old bucket
  * at a time.
  *
  * Invariants, with S = 2^bits:
@@ -27,15 +27,15 @@ static inline uint64_t htable_size(unsigned int bits)
 	return (uint64_t)1 << bits;
 }
 
-struct hlist_head *htable_buckets_alloc(unsigned int bits)
+struct slist_head *htable_buckets_alloc(unsigned int bits)
 {
 	if (bits < HTABLE_MIN_BITS || bits > HTABLE_MAX_BITS)
 		return NULL;
-	/* An all-zero hlist_head is an empty bucket. */
-	return ak_calloc(htable_size(bits), sizeof(struct hlist_head));
+	/* An all-zero slist_head is an empty bucket. */
+	return ak_calloc(htable_size(bits), sizeof(struct slist_head));
 }
 
-void htable_init(struct htable *ht, struct hlist_head *buckets, unsigned int bits)
+void htable_init(struct htable *ht, struct slist_head *buckets, unsigned int bits)
 {
 	assert(bits >= HTABLE_MIN_BITS && bits <= HTABLE_MAX_BITS);
 	ht->buckets = buckets;
@@ -55,7 +55,7 @@ void htable_destroy(struct htable *ht)
 	ht->count = 0;
 }
 
-struct hlist_head *htable_bucket(const struct htable *ht, uint64_t hash)
+struct slist_head *htable_bucket(const struct htable *ht, uint64_t hash)
 {
 	uint64_t old_mask = htable_size(ht->bits) - 1;
 	uint64_t i = hash & old_mask;
@@ -65,31 +65,30 @@ struct hlist_head *htable_bucket(const struct htable *ht, uint64_t hash)
 	return &ht->buckets[i];
 }
 
-struct hlist_head *htable_new_bucket(const struct htable *ht, uint64_t hash)
+struct slist_head *htable_new_bucket(const struct htable *ht, uint64_t hash)
 {
 	assert(ht->next);
 	return &ht->next[hash & (htable_size(ht->bits + 1) - 1)];
 }
 
-void htable_add(struct htable *ht, struct hlist_node *node, uint64_t hash)
+void htable_add(struct htable *ht, struct slist_node *node, uint64_t hash)
 {
-	hlist_add_head(node, htable_bucket(ht, hash));
+	slist_add_head(node, htable_bucket(ht, hash));
 	ht->count++;
 }
 
-void htable_del(struct htable *ht, struct hlist_node *node)
+void htable_del(struct htable *ht, struct slist_node *node, uint64_t hash)
 {
-	assert(!hlist_unhashed(node) && ht->count > 0);
-	hlist_del_init(node);
+	assert(!slist_unhashed(node) && ht->count > 0);
+	slist_del_init(node, htable_bucket(ht, hash));
 	ht->count--;
 }
 
-void htable_replace(struct htable *ht, struct hlist_node *old,
-		    struct hlist_node *new)
+void htable_replace(struct htable *ht, struct slist_node *old,
+		    struct slist_node *new, uint64_t hash)
 {
-	(void)ht;
-	assert(!hlist_unhashed(old));
-	hlist_replace(old, new);
+	assert(!slist_unhashed(old));
+	slist_replace(old, new, htable_bucket(ht, hash));
 }
 
 bool htable_wants_grow(const struct htable *ht)
@@ -102,13 +101,13 @@ bool htable_wants_grow(const struct htable *ht)
 	return ht->count * 2 > size * 3;
 }
 
-int htable_grow_start(struct htable *ht, struct hlist_head *buckets)
+int htable_grow_start(struct htable *ht, struct slist_head *buckets)
 {
 	if (ht->next)
 		return -EBUSY;
 	assert(buckets && ht->bits < HTABLE_MAX_BITS);
 	assert(ak_usable_size(buckets) >=
-	       htable_size(ht->bits + 1) * sizeof(struct hlist_head));
+	       htable_size(ht->bits + 1) * sizeof(struct slist_head));
 	ht->next = buckets;
 	ht->rehash_pos = 0;
 	return 0;
@@ -119,21 +118,21 @@ bool htable_rehashing(const struct htable *ht)
 	return ht->next != NULL;
 }
 
-struct hlist_head *htable_rehash_bucket(const struct htable *ht)
+struct slist_head *htable_rehash_bucket(const struct htable *ht)
 {
 	if (!ht->next)
 		return NULL;
 	return &ht->buckets[ht->rehash_pos];
 }
 
-struct hlist_head *htable_rehash_advance(struct htable *ht)
+struct slist_head *htable_rehash_advance(struct htable *ht)
 {
-	struct hlist_head *old;
+	struct slist_head *old;
 
 	if (!ht->next)
 		return NULL;
 	/* Moving on from a non-empty bucket would lose its entries. */
-	assert(hlist_empty(&ht->buckets[ht->rehash_pos]));
+	assert(slist_empty(&ht->buckets[ht->rehash_pos]));
 	if (++ht->rehash_pos < htable_size(ht->bits))
 		return NULL;
 
@@ -156,12 +155,12 @@ size_t htable_memory(const struct htable *ht)
 	return bytes;
 }
 
-static unsigned int htable_chain_len(const struct hlist_head *b)
+static unsigned int htable_chain_len(const struct slist_head *b)
 {
-	const struct hlist_node *n;
+	const struct slist_node *n;
 	unsigned int len = 0;
 
-	hlist_for_each(n, b)
+	slist_for_each(n, b)
 		len++;
 	return len;
 }

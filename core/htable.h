@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * htable.h - a hash table of hlist_head buckets that grows incrementally.
+ * htable.h - a hash table of slist buckets (a word per entry) that grows
+ * incrementally.
  *
  * A tool box, like the rbtree: the table hands out the bucket where an entry
  * of a given hash lives; the user walks it and compares keys itself:
  *
- *	struct hlist_head *b = htable_bucket(&shard->ht, h);
- *	hlist_for_each_entry(it, b, hnode)
+ *	struct slist_head *b = htable_bucket(&shard->ht, h);
+ *	slist_for_each_entry(it, b, hnode)
  *		if (it->nkey == nkey && !memcmp(...)) ...
  *
  * The bucket count is a power of two. Growing never rehashes the whole table
@@ -17,11 +18,11 @@
  * new bucket depending on whether that old bucket has moved yet. The user
  * writes the move loop because only it knows each entry's hash:
  *
- *	struct hlist_head *old;
+ *	struct slist_head *old;
  *	while (budget-- && (old = htable_rehash_bucket(ht))) {
- *		hlist_for_each_entry_safe(it, tmp, old, hnode) {
- *			hlist_del_init(&it->hnode);
- *			hlist_add_head(&it->hnode,
+ *		slist_for_each_entry_safe(it, tmp, old, hnode) {
+ *			slist_del_init(&it->hnode, old);
+ *			slist_add_head(&it->hnode,
  *				       htable_new_bucket(ht, hash_of(it)));
  *		}
  *		done = htable_rehash_advance(ht);	// old array once finished
@@ -40,8 +41,8 @@
 #include "list.h"
 
 struct htable {
-	struct hlist_head *buckets;	/* current (old, while rehashing) array */
-	struct hlist_head *next;	/* the larger array while rehashing, else NULL */
+	struct slist_head *buckets;	/* current (old, while rehashing) array */
+	struct slist_head *next;	/* the larger array while rehashing, else NULL */
 	unsigned int bits;		/* log2 of the buckets array size */
 	uint64_t rehash_pos;		/* old buckets below this have moved */
 	uint64_t count;			/* entries in the table */
@@ -54,7 +55,7 @@ struct htable {
  * Context: outside any lock (it allocates).
  * Return: the array, or NULL on allocation failure or @bits out of range.
  */
-struct hlist_head *htable_buckets_alloc(unsigned int bits);
+struct slist_head *htable_buckets_alloc(unsigned int bits);
 
 /**
  * htable_init() - start a table on a caller-allocated array
@@ -64,7 +65,7 @@ struct hlist_head *htable_buckets_alloc(unsigned int bits);
  *
  * Context: the caller provides locking.
  */
-void htable_init(struct htable *ht, struct hlist_head *buckets, unsigned int bits);
+void htable_init(struct htable *ht, struct slist_head *buckets, unsigned int bits);
 
 /**
  * htable_destroy() - free the bucket arrays (not the entries)
@@ -84,7 +85,7 @@ void htable_destroy(struct htable *ht);
  * Context: the caller holds the table's lock.
  * Return: the bucket.
  */
-struct hlist_head *htable_bucket(const struct htable *ht, uint64_t hash);
+struct slist_head *htable_bucket(const struct htable *ht, uint64_t hash);
 
 /**
  * htable_new_bucket() - the bucket of @hash in the array being grown into
@@ -94,7 +95,7 @@ struct hlist_head *htable_bucket(const struct htable *ht, uint64_t hash);
  * Context: the caller holds the table's lock.
  * Return: the bucket in the new array.
  */
-struct hlist_head *htable_new_bucket(const struct htable *ht, uint64_t hash);
+struct slist_head *htable_new_bucket(const struct htable *ht, uint64_t hash);
 
 /**
  * htable_add() - link @node into the bucket of @hash and count it
@@ -104,26 +105,29 @@ struct hlist_head *htable_new_bucket(const struct htable *ht, uint64_t hash);
  *
  * Context: the caller holds the table's lock.
  */
-void htable_add(struct htable *ht, struct hlist_node *node, uint64_t hash);
+void htable_add(struct htable *ht, struct slist_node *node, uint64_t hash);
 
 /**
  * htable_del() - unlink @node and uncount it
  * @ht:   the table
  * @node: a node linked in @ht
+ * @hash: its entry's hash (a node does not know its bucket)
  *
  * Context: the caller holds the table's lock.
  */
-void htable_del(struct htable *ht, struct hlist_node *node);
+void htable_del(struct htable *ht, struct slist_node *node, uint64_t hash);
 
 /**
  * htable_replace() - put @new where @old is (same key, same hash)
- * @ht:  the table
- * @old: a node linked in @ht; unlinked afterwards
- * @new: an unlinked node
+ * @ht:   the table
+ * @old:  a node linked in @ht; unlinked afterwards
+ * @new:  an unlinked node
+ * @hash: their hash
  *
  * Context: the caller holds the table's lock.
  */
-void htable_replace(struct htable *ht, struct hlist_node *old, struct hlist_node *new);
+void htable_replace(struct htable *ht, struct slist_node *old,
+		    struct slist_node *new, uint64_t hash);
 
 /**
  * htable_wants_grow() - whether the table is loaded enough to start growing
@@ -146,7 +150,7 @@ bool htable_wants_grow(const struct htable *ht);
  * Return: 0; -EBUSY if a rehash is already under way (then @buckets is not
  * taken and the caller frees it).
  */
-int htable_grow_start(struct htable *ht, struct hlist_head *buckets);
+int htable_grow_start(struct htable *ht, struct slist_head *buckets);
 
 /**
  * htable_rehashing() - whether a rehash is under way
@@ -165,7 +169,7 @@ bool htable_rehashing(const struct htable *ht);
  * Context: the caller holds the table's lock.
  * Return: the old bucket at rehash_pos, or NULL when not rehashing.
  */
-struct hlist_head *htable_rehash_bucket(const struct htable *ht);
+struct slist_head *htable_rehash_bucket(const struct htable *ht);
 
 /**
  * htable_rehash_advance() - mark the bucket from htable_rehash_bucket() moved
@@ -178,7 +182,7 @@ struct hlist_head *htable_rehash_bucket(const struct htable *ht);
  * with ak_free() after dropping its lock), else NULL (also when no rehash
  * is under way).
  */
-struct hlist_head *htable_rehash_advance(struct htable *ht);
+struct slist_head *htable_rehash_advance(struct htable *ht);
 
 /**
  * htable_memory() - bytes held by the bucket arrays

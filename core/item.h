@@ -68,7 +68,7 @@ struct item {
 	uint8_t data_off;		/* where the key starts: item_data_offset() */
 	union {
 		struct {		/* string keys */
-			struct hlist_node hnode; /* hash chain */
+			struct slist_node hnode; /* hash chain */
 			struct rb_node rbnode;	/* key order */
 		};
 		uint64_t ikey;		/* ITEM_INTKEY: the key's value */
@@ -86,10 +86,10 @@ struct item {
 /*
  * The header sizes decide the jemalloc size class of the usual item: a
  * 32-byte value with a 6-digit integer key takes 40 + 6 + 34 = 80 bytes,
- * with a 14-byte string key 72 + 14 + 34 = 120 (the 128 class).
+ * with a 14-byte string key 64 + 14 + 34 = 112.
  */
 _Static_assert(ITEM_INT_DATA == 40, "integer items: a 40-byte header");
-_Static_assert(ITEM_STR_DATA == 72, "string items: a 72-byte header");
+_Static_assert(ITEM_STR_DATA == 64, "string items: a 64-byte header");
 
 /**
  * item_data_offset() - where the key of an item of this class starts

@@ -484,7 +484,7 @@ static struct item *shard_find_locked(const struct shard *sh,
 
 	if (k->isint)
 		return radix_tree_lookup(&sh->ints, k->ikey);
-	hlist_for_each_entry(it, htable_bucket(&sh->ht, k->hash), hnode) {
+	slist_for_each_entry(it, htable_bucket(&sh->ht, k->hash), hnode) {
 		if (it->nkey == k->nkey &&
 		    !memcmp(item_key(it), k->key, k->nkey))
 			return it;
@@ -601,7 +601,8 @@ static void item_unlink_locked(struct store *s, struct shard *sh,
 		index_radix_sync_locked(s, sh, nodes);
 		sh->curr_int_items--;
 	} else {
-		htable_del(&sh->ht, &it->hnode);
+		htable_del(&sh->ht, &it->hnode,
+			   item_key_hash(item_key(it), it->nkey));
 		hands_forget_locked(sh, it, NULL);
 		rb_erase(&it->rbnode, &sh->tree);
 		RB_CLEAR_NODE(&it->rbnode);
@@ -756,19 +757,19 @@ static int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
  * Move a few old buckets of a growing hash table. Return: the old array
  * once the move is complete (ak_free() it after unlocking), else NULL.
  */
-static struct hlist_head *shard_rehash_step_locked(struct store *s,
+static struct slist_head *shard_rehash_step_locked(struct store *s,
 						   struct shard *sh)
 {
-	struct hlist_head *old, *done = NULL;
-	struct hlist_node *tmp;
+	struct slist_head *old, *done = NULL;
+	struct slist_node *tmp;
 	struct item *it;
 	unsigned int i;
 
 	for (i = 0; i < REHASH_STEP && (old = htable_rehash_bucket(&sh->ht));
 	     i++) {
-		hlist_for_each_entry_safe(it, tmp, old, hnode) {
-			hlist_del_init(&it->hnode);
-			hlist_add_head(&it->hnode, htable_new_bucket(&sh->ht,
+		slist_for_each_entry_safe(it, tmp, old, hnode) {
+			slist_del_init(&it->hnode, old);
+			slist_add_head(&it->hnode, htable_new_bucket(&sh->ht,
 				item_key_hash(item_key(it), it->nkey)));
 		}
 		done = htable_rehash_advance(&sh->ht);
@@ -795,7 +796,7 @@ static bool shard_wants_grow_locked(const struct shard *sh)
  */
 static void shard_grow(struct store *s, struct shard *sh, unsigned int bits)
 {
-	struct hlist_head *buckets = htable_buckets_alloc(bits + 1);
+	struct slist_head *buckets = htable_buckets_alloc(bits + 1);
 	DEAD_LIST(dead);
 	size_t bytes, short_by;
 
@@ -955,7 +956,7 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 			return STORE_NO_MEMORY;
 		}
 	} else if (old) {
-		htable_replace(&sh->ht, &old->hnode, &it->hnode);
+		htable_replace(&sh->ht, &old->hnode, &it->hnode, k->hash);
 		hands_forget_locked(sh, old, it);
 		rb_replace_node(&old->rbnode, &it->rbnode, &sh->tree);
 		RB_CLEAR_NODE(&old->rbnode);
@@ -1021,7 +1022,7 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 		return STORE_NO_MEMORY;
 	}
 	for (round = 0;; round++) {
-		struct hlist_head *old_buckets;
+		struct slist_head *old_buckets;
 		size_t short_by = 0;
 		unsigned int grow_bits = 0;
 		DEAD_LIST(dead);
@@ -1238,7 +1239,7 @@ int store_touch(struct store *s, const char *key, size_t nkey,
 
 int store_delete(struct store *s, const char *key, size_t nkey)
 {
-	struct hlist_head *old_buckets;
+	struct slist_head *old_buckets;
 	struct item *it;
 	DEAD_LIST(dead);
 	struct keyref k;
@@ -1932,11 +1933,11 @@ size_t store_memory_used(const struct store *s)
 	return -EUCLEAN;					\
 } while (0)
 
-static bool bucket_holds(const struct hlist_head *b, const struct item *it)
+static bool bucket_holds(const struct slist_head *b, const struct item *it)
 {
 	const struct item *cur;
 
-	hlist_for_each_entry(cur, b, hnode)
+	slist_for_each_entry(cur, b, hnode)
 		if (cur == it)
 			return true;
 	return false;
@@ -1944,7 +1945,7 @@ static bool bucket_holds(const struct hlist_head *b, const struct item *it)
 
 /* Count a bucket array's entries, checking each is in its right bucket. */
 static int check_buckets_locked(const struct shard *sh,
-				const struct hlist_head *arr, uint64_t from,
+				const struct slist_head *arr, uint64_t from,
 				uint64_t to, uint64_t *count, char *why,
 				size_t len)
 {
@@ -1952,7 +1953,7 @@ static int check_buckets_locked(const struct shard *sh,
 	uint64_t i;
 
 	for (i = from; i < to; i++) {
-		hlist_for_each_entry(it, &arr[i], hnode) {
+		slist_for_each_entry(it, &arr[i], hnode) {
 			if (!item_is_int(it) && htable_bucket(&sh->ht,
 				item_key_hash(item_key(it), it->nkey)) != &arr[i])
 				CHECK_FAIL("shard %u: item in a wrong bucket",
@@ -2167,7 +2168,7 @@ struct store *store_create(const struct store_config *cfg)
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
 	for (i = 0; i < n; i++, ok++) {
 		struct shard *sh = &s->shards[i];
-		struct hlist_head *buckets = htable_buckets_alloc(bits);
+		struct slist_head *buckets = htable_buckets_alloc(bits);
 
 		if (!buckets)
 			break;

@@ -137,7 +137,7 @@ static struct item *block_new(const char *key, size_t nkey)
 
 	memset(it, 0, ITEM_STR_DATA);
 	it->data_off = ITEM_STR_DATA;
-	INIT_HLIST_NODE(&it->hnode);
+	INIT_SLIST_NODE(&it->hnode);
 	RB_CLEAR_NODE(&it->rbnode);
 	it->nkey = (uint8_t)nkey;
 	it->refcount = 1;
@@ -237,7 +237,7 @@ static struct item *htable_find(struct htable *ht, const char *key,
 {
 	struct item *it;
 
-	hlist_for_each_entry(it, htable_bucket(ht, hash), hnode)
+	slist_for_each_entry(it, htable_bucket(ht, hash), hnode)
 		if (it->nkey == nkey && !memcmp(item_key(it), key, nkey))
 			return it;
 	return NULL;
@@ -264,7 +264,9 @@ static void bench_htable(struct bench *b)
 		size_t off = sample_off(b, run);
 
 		for (i = off; i < off + p; i++)
-			htable_del(&ht, &b->blocks[b->perm[i]]->hnode);
+			htable_del(&ht, &b->blocks[b->perm[i]]->hnode,
+				   item_key_hash(item_key(b->blocks[b->perm[i]]),
+						 b->blocks[b->perm[i]]->nkey));
 		t = now_ns();
 		for (i = off; i < off + p; i++) {
 			struct item *it = b->blocks[b->perm[i]];
@@ -288,7 +290,7 @@ static void bench_htable(struct bench *b)
 	}
 	sink += sum;
 	for (i = 0; i < b->n; i++)
-		INIT_HLIST_NODE(&b->blocks[i]->hnode);
+		INIT_SLIST_NODE(&b->blocks[i]->hnode);
 	htable_destroy(&ht);
 }
 

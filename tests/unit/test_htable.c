@@ -218,7 +218,7 @@ out:
 /* ---- htable: the embedding structure and the user's loops ---- */
 
 struct elem {
-	struct hlist_node hnode;
+	struct slist_node hnode;
 	uint64_t hash;		/* cached: the move loop needs it */
 	uint32_t id;		/* the model's index */
 	uint32_t version;	/* bumped by each replace */
@@ -239,7 +239,7 @@ static struct elem *elem_new(uint32_t id, uint32_t version)
 
 	if (!e)
 		return NULL;
-	INIT_HLIST_NODE(&e->hnode);
+	INIT_SLIST_NODE(&e->hnode);
 	e->id = id;
 	e->version = version;
 	e->nkey = (uint8_t)key_of(id, e->key);
@@ -253,7 +253,7 @@ static struct elem *elem_lookup(const struct htable *ht, const char *key,
 {
 	struct elem *e;
 
-	hlist_for_each_entry(e, htable_bucket(ht, hash), hnode)
+	slist_for_each_entry(e, htable_bucket(ht, hash), hnode)
 		if (e->hash == hash && e->nkey == nkey &&
 		    !memcmp(e->key, key, nkey))
 			return e;
@@ -269,7 +269,7 @@ static struct elem *lookup_id(const struct htable *ht, uint32_t id)
 }
 
 /* Which array a bucket pointer lies in: 0 old/current, 1 new, -1 neither. */
-static int bucket_array(const struct htable *ht, const struct hlist_head *b)
+static int bucket_array(const struct htable *ht, const struct slist_head *b)
 {
 	uint64_t size = (uint64_t)1 << ht->bits;
 
@@ -286,19 +286,19 @@ static int bucket_array(const struct htable *ht, const struct hlist_head *b)
  * *@nmoved counts them all.
  * Returns the old array if the rehash finished.
  */
-static struct hlist_head *rehash_some(struct htable *ht, unsigned int budget,
+static struct slist_head *rehash_some(struct htable *ht, unsigned int budget,
 				      struct elem **moved, size_t nmoved_max,
 				      size_t *nmoved)
 {
-	struct hlist_head *old, *done = NULL;
-	struct hlist_node *tmp;
+	struct slist_head *old, *done = NULL;
+	struct slist_node *tmp;
 	struct elem *e;
 
 	*nmoved = 0;
 	while (budget-- && (old = htable_rehash_bucket(ht))) {
-		hlist_for_each_entry_safe(e, tmp, old, hnode) {
-			hlist_del_init(&e->hnode);
-			hlist_add_head(&e->hnode, htable_new_bucket(ht, e->hash));
+		slist_for_each_entry_safe(e, tmp, old, hnode) {
+			slist_del_init(&e->hnode, old);
+			slist_add_head(&e->hnode, htable_new_bucket(ht, e->hash));
 			if (moved && *nmoved < nmoved_max)
 				moved[*nmoved] = e;
 			(*nmoved)++;
@@ -311,14 +311,14 @@ static struct hlist_head *rehash_some(struct htable *ht, unsigned int budget,
 static void free_all(struct htable *ht)
 {
 	uint64_t size = (uint64_t)1 << ht->bits, i;
-	struct hlist_node *tmp;
+	struct slist_node *tmp;
 	struct elem *e;
 
 	for (i = 0; i < size; i++)
-		hlist_for_each_entry_safe(e, tmp, &ht->buckets[i], hnode)
+		slist_for_each_entry_safe(e, tmp, &ht->buckets[i], hnode)
 			ak_free(e);
 	for (i = 0; ht->next && i < 2 * size; i++)
-		hlist_for_each_entry_safe(e, tmp, &ht->next[i], hnode)
+		slist_for_each_entry_safe(e, tmp, &ht->next[i], hnode)
 			ak_free(e);
 }
 
@@ -326,7 +326,7 @@ static void free_all(struct htable *ht)
 
 static void test_htable_buckets_alloc(void)
 {
-	struct hlist_head *b;
+	struct slist_head *b;
 	unsigned int i;
 
 	CHECK(htable_buckets_alloc(0) == NULL);
@@ -336,7 +336,7 @@ static void test_htable_buckets_alloc(void)
 	CHECK(b != NULL);
 	if (b) {
 		for (i = 0; i < 1024; i++)
-			CHECK(hlist_empty(&b[i]));
+			CHECK(slist_empty(&b[i]));
 		CHECK(ak_usable_size(b) >= 1024 * sizeof(*b));
 		ak_free(b);
 	}
@@ -355,7 +355,7 @@ static void test_htable_halfway_rehash(void)
 	enum { N = 40 };
 	struct elem *e[N];
 	struct htable ht;
-	struct hlist_head *b8, *b16, *extra, *done;
+	struct slist_head *b8, *b16, *extra, *done;
 	unsigned int i, in_old = 0, in_new = 0, returned = 0;
 	size_t nmoved;
 
@@ -384,7 +384,7 @@ static void test_htable_halfway_rehash(void)
 	}
 	CHECK(ht.count == N);
 	for (i = 0; i < N; i++)
-		CHECK(!hlist_unhashed(&e[i]->hnode) &&
+		CHECK(!slist_unhashed(&e[i]->hnode) &&
 		      bucket_array(&ht, htable_bucket(&ht, e[i]->hash)) == 0);
 
 	CHECK(htable_grow_start(&ht, b16) == 0);
@@ -392,7 +392,7 @@ static void test_htable_halfway_rehash(void)
 	CHECK(!htable_wants_grow(&ht));
 	CHECK(htable_grow_start(&ht, extra) == -EBUSY);
 	ak_free(extra);		/* not taken: ours to free */
-	CHECK(htable_memory(&ht) >= (8 + 16) * sizeof(struct hlist_head));
+	CHECK(htable_memory(&ht) >= (8 + 16) * sizeof(struct slist_head));
 
 	/* before any move every entry is still found in the old array */
 	for (i = 0; i < N; i++)
@@ -404,9 +404,9 @@ static void test_htable_halfway_rehash(void)
 
 	/* after: old buckets 0-3 empty, 4-7 as they were; all found */
 	for (i = 0; i < 4; i++)
-		CHECK(hlist_empty(&ht.buckets[i]));
+		CHECK(slist_empty(&ht.buckets[i]));
 	for (i = 0; i < N; i++) {
-		struct hlist_head *b = htable_bucket(&ht, e[i]->hash);
+		struct slist_head *b = htable_bucket(&ht, e[i]->hash);
 		int which = bucket_array(&ht, b);
 
 		CHECK(lookup_id(&ht, i) == e[i]);
@@ -422,8 +422,8 @@ static void test_htable_halfway_rehash(void)
 
 	/* an entry added or deleted mid-rehash lands where lookups look */
 	for (i = 0; i < N; i += 3) {
-		htable_del(&ht, &e[i]->hnode);
-		CHECK(hlist_unhashed(&e[i]->hnode));
+		htable_del(&ht, &e[i]->hnode, e[i]->hash);
+		CHECK(slist_unhashed(&e[i]->hnode));
 		CHECK(lookup_id(&ht, i) == NULL);
 		htable_add(&ht, &e[i]->hnode, e[i]->hash);
 		CHECK(lookup_id(&ht, i) == e[i]);
@@ -454,15 +454,15 @@ static void test_htable_halfway_rehash(void)
 	{
 		struct elem *r = elem_new(7, 1);
 
-		htable_replace(&ht, &e[7]->hnode, &r->hnode);
-		CHECK(hlist_unhashed(&e[7]->hnode));
+		htable_replace(&ht, &e[7]->hnode, &r->hnode, e[7]->hash);
+		CHECK(slist_unhashed(&e[7]->hnode));
 		CHECK(lookup_id(&ht, 7) == r);
 		CHECK(ht.count == N);
 		ak_free(e[7]);
 		e[7] = r;
 	}
 	for (i = 0; i < N; i++)
-		htable_del(&ht, &e[i]->hnode);
+		htable_del(&ht, &e[i]->hnode, e[i]->hash);
 	CHECK(ht.count == 0);
 	CHECK(htable_max_chain(&ht) == 0);
 	for (i = 0; i < N; i++)
@@ -473,8 +473,8 @@ static void test_htable_halfway_rehash(void)
 /* An empty table grows too, and a rehash of empty buckets is cheap. */
 static void test_htable_grow_empty(void)
 {
-	struct hlist_head *b = htable_buckets_alloc(1);
-	struct hlist_head *nb = htable_buckets_alloc(2), *done;
+	struct slist_head *b = htable_buckets_alloc(1);
+	struct slist_head *nb = htable_buckets_alloc(2), *done;
 	struct htable ht;
 	size_t nmoved;
 
@@ -506,7 +506,7 @@ struct run {
 	unsigned int budget;	/* old buckets moved per write */
 
 	/* the rehash under way */
-	struct hlist_head *grow_old, *grow_new;
+	struct slist_head *grow_old, *grow_new;
 	unsigned int grow_bits;
 	unsigned long grow_writes;	/* writes since it started */
 	unsigned int grow_returns;
@@ -548,9 +548,9 @@ static void run_sweep(struct run *r)
 
 	for (i = 0; i < size; i++) {
 		if (ht->next && i < ht->rehash_pos)
-			CHECK_MSG(hlist_empty(&ht->buckets[i]),
+			CHECK_MSG(slist_empty(&ht->buckets[i]),
 				  "moved old bucket %" PRIu64 " not empty", i);
-		hlist_for_each_entry(e, &ht->buckets[i], hnode) {
+		slist_for_each_entry(e, &ht->buckets[i], hnode) {
 			bad += e->id >= r->nids || r->model[e->id] != e ||
 			       r->seen[e->id] == r->epoch;
 			r->seen[e->id] = r->epoch;
@@ -558,7 +558,7 @@ static void run_sweep(struct run *r)
 		}
 	}
 	for (i = 0; ht->next && i < 2 * size; i++) {
-		hlist_for_each_entry(e, &ht->next[i], hnode) {
+		slist_for_each_entry(e, &ht->next[i], hnode) {
 			bad += e->id >= r->nids || r->model[e->id] != e ||
 			       r->seen[e->id] == r->epoch;
 			r->seen[e->id] = r->epoch;
@@ -582,7 +582,7 @@ static void run_sweep(struct run *r)
 	if (!r->chain)
 		return;
 	for (id = 0; id < r->nids; id++) {
-		struct hlist_head *b;
+		struct slist_head *b;
 		size_t slot;
 
 		if (!r->model[id])
@@ -596,7 +596,7 @@ static void run_sweep(struct run *r)
 	CHECK_MSG(htable_max_chain(ht) == max, "max chain %u, counted %u",
 		  htable_max_chain(ht), max);
 
-	lower = (size_t)(size * sizeof(struct hlist_head));
+	lower = (size_t)(size * sizeof(struct slist_head));
 	if (ht->next)
 		lower *= 3;
 	mem = htable_memory(ht);
@@ -609,7 +609,7 @@ static void run_after_write(struct run *r)
 {
 	struct htable *ht = &r->ht;
 	struct elem *moved[512];
-	struct hlist_head *done;
+	struct slist_head *done;
 	uint64_t pos0 = ht->rehash_pos, size0 = (uint64_t)1 << ht->bits;
 	bool was = htable_rehashing(ht);
 	size_t nmoved, i;
@@ -653,7 +653,7 @@ static void run_after_write(struct run *r)
 
 	if (htable_wants_grow(ht)) {
 		/* in the store: allocated outside the lock, then installed */
-		struct hlist_head *nb = htable_buckets_alloc(ht->bits + 1);
+		struct slist_head *nb = htable_buckets_alloc(ht->bits + 1);
 
 		CHECK(nb != NULL);
 		if (!nb)
@@ -691,7 +691,7 @@ static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
 {
 	struct run r = { .nids = nids, .budget = budget };
 	unsigned long op, failed0 = check_failed;
-	struct hlist_head *b = htable_buckets_alloc(1);
+	struct slist_head *b = htable_buckets_alloc(1);
 	char key[40];
 
 	rng_state = 0x5eed0000ULL + round;
@@ -718,7 +718,8 @@ static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
 			e = elem_lookup(&r.ht, key, n, ne->hash);
 			CHECK(e == r.model[id]);
 			if (e) {
-				htable_replace(&r.ht, &e->hnode, &ne->hnode);
+				htable_replace(&r.ht, &e->hnode, &ne->hnode,
+					       e->hash);
 				ak_free(e);
 			} else {
 				htable_add(&r.ht, &ne->hnode, ne->hash);
@@ -731,7 +732,7 @@ static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
 			e = elem_lookup(&r.ht, key, n, hash_key(key, n));
 			CHECK(e == r.model[id]);
 			if (e) {
-				htable_del(&r.ht, &e->hnode);
+				htable_del(&r.ht, &e->hnode, e->hash);
 				CHECK(lookup_id(&r.ht, id) == NULL);
 				ak_free(e);
 				r.model[id] = NULL;
