@@ -60,10 +60,12 @@
 #include "store.h"
 
 #define FUZZ_T0		1700000000
-#define FUZZ_ITEM_MAX	1024u		/* small, so that refusals happen */
-#define FUZZ_MEM	(8u * 1024)	/* small, so that evictions happen */
+/* small sizes, so that refusals and evictions happen */
+#define FUZZ_ITEM_MAX	1024u
+#define FUZZ_MEM	(8u * 1024)
 #define TRAILER		4
-#define AUTH_DATA_MAX	8192u	/* PROTOCOL.md: a longer auth block closes */
+/* PROTOCOL.md: an authentication block longer than this closes */
+#define AUTH_DATA_MAX	8192u
 
 struct obuf {
 	char *p;
@@ -398,7 +400,8 @@ static void check_output(const struct obuf *out, struct obuf *norm,
 			if (cut_ok && (size_t)(end - blk) < (size_t)vbytes + 2)
 				return;
 			FUZZ_CHECK((size_t)(end - blk) >= (size_t)vbytes + 2 &&
-				   blk[vbytes] == '\r' && blk[vbytes + 1] == '\n',
+				   blk[vbytes] == '\r' &&
+				   blk[vbytes + 1] == '\n',
 				   "VALUE block not %lld bytes + \\r\\n",
 				   vbytes);
 			if (!in_run) {
@@ -462,7 +465,8 @@ static void compare(const char *how, const struct harness *whole,
 			   "%s: output before the long line differs", how);
 	} else {
 		FUZZ_CHECK(onorm.len == wnorm->len &&
-			   (!onorm.len || !memcmp(onorm.p, wnorm->p, onorm.len)),
+			   (!onorm.len ||
+			    !memcmp(onorm.p, wnorm->p, onorm.len)),
 			   "%s: output differs from one piece (%zu vs %zu "
 			   "bytes)", how, onorm.len, wnorm->len);
 		FUZZ_CHECK(other->closed == whole->closed,
@@ -491,7 +495,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h_init(&whole, t[3], 0);
 	h_feed(&whole, data, len);
 	check_output(&whole.out, &wnorm, false);
-	if (getenv("FUZZ_PRINT") && whole.out.len)	/* to read a session */
+	/* to read what a session gets */
+	if (getenv("FUZZ_PRINT") && whole.out.len)
 		fwrite(whole.out.p, 1, whole.out.len, stdout);
 
 	h_init(&split, t[3], t[2] & 3);
