@@ -11,7 +11,7 @@
   report.py readme README LATEST_MD
       puts LATEST_MD (headings one level down) into README after the
       line <!-- BENCH RESULTS -->, in place of what was there up to the
-      next <!-- marker
+      next <!-- marker or ## heading
 """
 import json
 import re
@@ -306,7 +306,9 @@ def cmd_readme(readme, latest):
     marker = "<!-- BENCH RESULTS -->\n"
     text = open(readme).read()
     head, tail = text.split(marker, 1)
-    rest = tail[tail.find("<!-- "):] if "<!-- " in tail else ""
+    # what follows the results: the next marker or top-level section
+    ends = [m.start() + 1 for m in re.finditer(r"\n(<!-- |## )", "\n" + tail)]
+    rest = tail[ends[0] - 1:] if ends else ""
     body = []
     for line in open(latest).read().splitlines()[1:]:
         if line.startswith("#"):
