@@ -555,7 +555,7 @@ int main(void)
 	printf("%-42s %10s %10s\n", "", "1M", "10M");
 	printf("%-42s %10.1f %10.1f\n", "integer keys, all in",
 	       b[0].bytes_int, b[1].bytes_int);
-	printf("%-42s %10.1f %10.1f\n", "  of which item blocks (96-byte header)",
+	printf("%-42s %10.1f %10.1f\n", "  of which item blocks (40-byte header)",
 	       b[0].block_int, b[1].block_int);
 	printf("%-42s %10.1f %10.1f\n", "string keys, all in",
 	       b[0].bytes_str, b[1].bytes_str);
