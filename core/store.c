@@ -49,6 +49,7 @@
 #include "compiler.h"
 #include "hash.h"
 #include "htable.h"
+#include "number.h"
 #include "radix_tree.h"
 
 #define CACHE_LINE		64
@@ -1267,35 +1268,15 @@ int store_delete(struct store *s, const char *key, size_t nkey)
  * sign is refused only when the negated result would be negative as a
  * signed 64-bit number, as there.
  */
-static bool is_c_space(unsigned char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
 static bool item_value_u64(const struct item *it, uint64_t *out)
 {
-	const unsigned char *p = (const unsigned char *)item_value_const(it);
-	const unsigned char *end = p + it->nbytes;
-	bool minus = false;
-	uint64_t v = 0;
-	const unsigned char *digits;
+	const char *end = item_value_const(it) + it->nbytes;
+	const char *p;
+	bool minus;
+	uint64_t v;
 
-	while (p < end && is_c_space(*p))
-		p++;
-	if (p < end && (*p == '+' || *p == '-'))
-		minus = *p++ == '-';
-	digits = p;
-	while (p < end && *p >= '0' && *p <= '9') {
-		unsigned int d = *p - '0';
-
-		if (v > (UINT64_MAX - d) / 10)
-			return false;		/* ERANGE */
-		v = v * 10 + d;
-		p++;
-	}
-	if (p == digits)
-		return false;
-	if (p < end && *p != '\0' && !is_c_space(*p))
+	p = number_scan(item_value_const(it), end, UINT64_MAX, &minus, &v);
+	if (!p || (p < end && *p != '\0' && !number_isspace(*p)))
 		return false;
 	if (minus) {
 		v = (uint64_t)0 - v;

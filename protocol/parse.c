@@ -11,11 +11,7 @@
 
 #include <string.h>
 
-/* isspace() in the C locale */
-static inline bool parse_isspace(char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
+#include "number.h"
 
 /* The first space at or after @p, or @end; eight bytes a step. */
 static inline const char *parse_find_space(const char *p, const char *end)
@@ -74,31 +70,10 @@ void parse_tokenize(struct parse_line *l, const char *p, const char *end)
 static bool parse_magnitude(const struct token *t, uint64_t max, bool *neg,
 			    uint64_t *mag)
 {
-	const char *p = t->p, *end = t->p + t->len, *digits;
-	uint64_t v = 0;
+	const char *end = t->p + t->len;
+	const char *p = number_scan(t->p, end, max, neg, mag);
 
-	while (p < end && parse_isspace(*p))
-		p++;
-	*neg = false;
-	if (p < end && (*p == '+' || *p == '-')) {
-		*neg = *p == '-';
-		p++;
-	}
-	digits = p;
-	while (p < end && *p >= '0' && *p <= '9') {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (v > (max - d) / 10)
-			return false;		/* ERANGE */
-		v = v * 10 + d;
-		p++;
-	}
-	if (p == digits)
-		return false;
-	if (p < end && !parse_isspace(*p))
-		return false;
-	*mag = v;
-	return true;
+	return p && (p == end || number_isspace(*p));
 }
 
 /*
