@@ -154,14 +154,9 @@ rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
 }
 
-# item_count NAME: items the server holds (stats curr_items / DBSIZE)
-item_count() {
-	local port
-	eval "port=\$PORT_$1"
-	if [ "$1" = redis ]; then
-		redis-cli -p "$port" DBSIZE
-	else
-		$PY - "$port" <<'EOF'
+# mc_stats PORT: "name value" per line of a memcached-protocol "stats"
+mc_stats() {
+	$PY - "$1" <<'EOF'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"stats\r\n")
@@ -169,9 +164,19 @@ buf = b""
 while not buf.endswith(b"END\r\n"):
     buf += s.recv(65536)
 for line in buf.decode().split("\r\n"):
-    if line.startswith("STAT curr_items "):
-        print(line.split()[2])
+    if line.startswith("STAT "):
+        print(line[5:])
 EOF
+}
+
+# item_count NAME: items the server holds (stats curr_items / DBSIZE)
+item_count() {
+	local port
+	eval "port=\$PORT_$1"
+	if [ "$1" = redis ]; then
+		redis-cli -p "$port" DBSIZE
+	else
+		mc_stats "$port" | awk '$1 == "curr_items" { print $2 }'
 	fi
 }
 
@@ -184,19 +189,9 @@ served() {
 		redis-cli -p "$port" INFO stats |
 			awk -F: '/^total_commands_processed:/ { print $2 + 0 }'
 	else
-		$PY - "$port" <<'EOF'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"stats\r\n")
-buf = b""
-while not buf.endswith(b"END\r\n"):
-    buf += s.recv(65536)
-n = 0
-for line in buf.decode().split("\r\n"):
-    if line.startswith(("STAT cmd_get ", "STAT cmd_set ")):
-        n += int(line.split()[2])
-print(n)
-EOF
+		mc_stats "$port" |
+			awk '$1 == "cmd_get" || $1 == "cmd_set" { n += $2 }
+			     END { print n + 0 }'
 	fi
 }
 
