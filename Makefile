@@ -100,6 +100,7 @@ build/asan/anchorkv: $(ASAN_LIB_OBJS) $(ASAN_SRV_OBJS)
 # A unit test links only the modules it tests (UNIT_DEPS_<test>), or all of
 # core/ and protocol/ when it names none.
 UNIT_DEPS_test_list       := core/alloc.c
+UNIT_DEPS_test_alloc      := core/alloc.c
 UNIT_DEPS_test_rbtree     := core/rbtree.c core/alloc.c
 UNIT_DEPS_test_radix_tree := core/radix_tree.c core/alloc.c
 UNIT_DEPS_test_htable     := core/htable.c core/hash.c core/alloc.c
@@ -113,6 +114,13 @@ UNIT_DEPS_test_auth       := server/auth.c core/alloc.c
 build/asan/tests/%: build/asan/tests/unit/%.o $$(addprefix build/asan/,$$(subst .c,.o,$$(or $$(UNIT_DEPS_$$*),$$(LIB_SRCS))))
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
+
+# test_alloc once more against the release allocator (jemalloc, no
+# sanitizer): the jemalloc side of core/alloc.c.
+UNIT_BINS += build/asan/tests/test_alloc_jemalloc
+build/asan/tests/test_alloc_jemalloc: tests/unit/test_alloc.c build/rel/core/alloc.o
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(WARN) -O2 -o $@ $^ $(REL_LIBS)
 
 # Fuzz targets (tests/fuzz/fuzz_<target>.c): libFuzzer builds with clang
 # for `make fuzz`, and the same entry point linked with tests/fuzz/replay.c

@@ -2,8 +2,19 @@
 /*
  * alloc.c - jemalloc (or libc, for sanitizer builds) behind one interface,
  * plus failure injection.
+ *
+ * The jemalloc build calls malloc() and free(), which are jemalloc's own
+ * (Debian's libjemalloc exports them without a prefix) and have a short
+ * thread-cache fast path that mallocx() and dallocx() lack in jemalloc 5.3
+ * (about 30 instructions against 90 each, measured with callgrind);
+ * ak_free_sized() uses sdallocx(), which skips the size lookup of free().
+ * ak_good_size() answers small sizes from a table of nallocx() built once
+ * before main() (a nallocx() call costs about 35 instructions, a set asks
+ * three times).
  */
 #include "alloc.h"
+
+#include "compiler.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -68,6 +79,14 @@ unsigned long ak_alloc_failures(void)
 
 const char *ak_alloc_name(void) { return "libc"; }
 
+void ak_free_sized(void *ptr, size_t size)
+{
+	/* the sanitizer build checks what sdallocx() would take on trust */
+	if (ptr && size > malloc_usable_size(ptr))
+		abort();
+	free(ptr);
+}
+
 void *ak_malloc(size_t size)
 {
 	if (inject_failure())
@@ -102,28 +121,59 @@ size_t ak_good_size(size_t size)
 
 #else /* jemalloc */
 
+/*
+ * The size class of every request up to GOOD_SIZE_TABLE_MAX bytes, per
+ * 8-byte granule: jemalloc's classes are multiples of 8, so every size of a
+ * granule has the same class. Filled from nallocx() itself before main()
+ * (so it is exact whatever jemalloc's configuration), read-only afterwards.
+ */
+#define GOOD_SIZE_SHIFT		3
+#define GOOD_SIZE_TABLE_MAX	8192
+static uint16_t good_size_table[(GOOD_SIZE_TABLE_MAX >> GOOD_SIZE_SHIFT) + 1];
+
+static size_t good_size_granule(size_t size)
+{
+	return (size + (1u << GOOD_SIZE_SHIFT) - 1) >> GOOD_SIZE_SHIFT;
+}
+
+__attribute__((constructor)) static void good_size_table_init(void)
+{
+	size_t g;
+
+	for (g = 0; g < ARRAY_SIZE(good_size_table); g++) {
+		size_t n = nallocx(g ? g << GOOD_SIZE_SHIFT : 1, 0);
+
+		/* 0 (no answer) or a class too big to note: ask each time */
+		good_size_table[g] = n <= UINT16_MAX ? (uint16_t)n : 0;
+	}
+}
+
 const char *ak_alloc_name(void) { return "jemalloc"; }
 
 void *ak_malloc(size_t size)
 {
 	if (inject_failure())
 		return NULL;
-	return mallocx(size ? size : 1, 0);
+	return malloc(size ? size : 1);
 }
 
 void *ak_realloc(void *ptr, size_t size)
 {
 	if (inject_failure())
 		return NULL;
-	if (!ptr)
-		return mallocx(size ? size : 1, 0);
-	return rallocx(ptr, size ? size : 1, 0);
+	return realloc(ptr, size ? size : 1);
 }
 
 void ak_free(void *ptr)
 {
+	if (ptr)		/* jemalloc's free(NULL) takes its slow path */
+		free(ptr);
+}
+
+void ak_free_sized(void *ptr, size_t size)
+{
 	if (ptr)
-		dallocx(ptr, 0);
+		sdallocx(ptr, size ? size : 1, 0);
 }
 
 size_t ak_usable_size(const void *ptr)
@@ -133,6 +183,12 @@ size_t ak_usable_size(const void *ptr)
 
 size_t ak_good_size(size_t size)
 {
+	if (likely(size <= GOOD_SIZE_TABLE_MAX)) {
+		size_t n = good_size_table[good_size_granule(size)];
+
+		if (likely(n))
+			return n;
+	}
 	return nallocx(size ? size : 1, 0);
 }
 

@@ -3,9 +3,10 @@
  * alloc.h - the one place anchorkv allocates memory.
  *
  * Every allocation of core/, protocol/ and server/ goes through these
- * functions. The default build maps them to jemalloc's non-standard API
- * (mallocx/sallocx/dallocx), so that the size the store accounts for is the
- * size jemalloc really hands out. Built with -DAK_MALLOC_LIBC (the sanitizer
+ * functions. The default build maps them to jemalloc (malloc/free, which
+ * are jemalloc's own, and its non-standard sdallocx/sallocx/nallocx), so
+ * that the size the store accounts for is the size jemalloc really hands
+ * out. Built with -DAK_MALLOC_LIBC (the sanitizer
  * builds) they map to the C library, so that AddressSanitizer sees every
  * block.
  *
@@ -57,6 +58,19 @@ void *ak_realloc(void *ptr, size_t size);
  * Context: any.
  */
 void ak_free(void *ptr);
+
+/**
+ * ak_free_sized() - release a block whose requested size the caller knows
+ * @ptr:  block from ak_malloc() or ak_calloc(), or NULL
+ * @size: the size that was asked for (anything from it up to the block's
+ *        ak_usable_size() will do)
+ *
+ * Cheaper than ak_free() with jemalloc, which then need not look the size
+ * up. The sanitizer build checks @size and aborts on a wrong one.
+ *
+ * Context: any.
+ */
+void ak_free_sized(void *ptr, size_t size);
 
 /**
  * ak_usable_size() - bytes the allocator really reserved for a block

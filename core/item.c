@@ -24,10 +24,15 @@ size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes)
 					    nkey, nbytes));
 }
 
+/* The size item_alloc() asked for: the shape decides it. */
+static size_t item_own_block_size(const struct item *it)
+{
+	return (size_t)it->data_off + it->nkey + (size_t)it->nbytes + 2;
+}
+
 size_t item_alloc_size(const struct item *it)
 {
-	return ak_good_size((size_t)it->data_off + it->nkey +
-			    (size_t)it->nbytes + 2);
+	return ak_good_size(item_own_block_size(it));
 }
 
 uint32_t item_key_hash(const char *key, size_t nkey)
@@ -68,7 +73,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 void item_put(struct item *it)
 {
 	if (__atomic_fetch_sub(&it->refcount, 1, __ATOMIC_ACQ_REL) == 1)
-		ak_free(it);
+		ak_free_sized(it, item_own_block_size(it));
 }
 
 bool key_is_integer(const char *key, size_t nkey, uint64_t *value)
