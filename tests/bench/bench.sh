@@ -242,8 +242,11 @@ memcaslap_args() {
 }
 
 # run_workload ROUND WORKLOAD NAME: one measured run, appends a row to RAW
+# (the load generator's own CPU use comes from the shell's time: user,
+# system and elapsed seconds)
 run_workload() {
 	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f s0 s1
+	local TIMEFORMAT='%U %S %R'
 	eval "port=\$PORT_$name pid=\$PID_$name"
 	proto=$(proto_of "$name")
 	f=$TMP/run.json
@@ -257,11 +260,11 @@ run_workload() {
 		s0=$(served "$name")
 		t0=$(cpu_ticks "$pid")
 		# shellcheck disable=SC2086
-		memtier_benchmark -s 127.0.0.1 -p "$port" \
+		{ time memtier_benchmark -s 127.0.0.1 -p "$port" \
 			-P "$( [ "$proto" = resp ] && echo redis || echo memcache_text)" \
 			-t 1 -c 50 --key-maximum=$KEYS --test-time="$SECONDS_RUN" \
 			--hide-histogram --json-out-file="$f" $args \
-			>"$TMP/gen.out" 2>&1 ||
+			>"$TMP/gen.out" 2>&1; } 2>"$TMP/gen.time" ||
 			{ tail -5 "$TMP/gen.out" >&2; echo "bench: memtier failed" >&2; exit 1; }
 		t1=$(cpu_ticks "$pid")
 		s1=$(served "$name")
@@ -282,20 +285,23 @@ run_workload() {
 		} >"$TMP/memcaslap.cfg"
 		s0=$(served "$name")
 		t0=$(cpu_ticks "$pid")
-		memcaslap -s "127.0.0.1:$port" -T 1 -c "$conc" \
+		{ time memcaslap -s "127.0.0.1:$port" -T 1 -c "$conc" \
 			-t "${SECONDS_RUN}s" -S "${SECONDS_RUN}s" \
-			-F "$TMP/memcaslap.cfg" "$@" >"$TMP/gen.out" 2>&1 ||
+			-F "$TMP/memcaslap.cfg" "$@" >"$TMP/gen.out" 2>&1; } \
+			2>"$TMP/gen.time" ||
 			{ tail -5 "$TMP/gen.out" >&2; echo "bench: memcaslap failed" >&2; exit 1; }
 		t1=$(cpu_ticks "$pid")
 		s1=$(served "$name")
 		f=$TMP/gen.out
 	fi
 	$PY "$ROOT/tests/bench/report.py" parse "$GEN" "$f" "$((t1 - t0))" \
-		"$CLK_TCK" "$((s1 - s0))" | while read -r ops rate p50 p99 cpu ok; do
-		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" \
-			"$w" "$name" "$ops" "$rate" "$p50" "$p99" "$cpu" "$ok" >>"$RAW"
+		"$CLK_TCK" "$((s1 - s0))" "$TMP/gen.time" |
+		while read -r ops rate p50 p99 cpu ok gen; do
+		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+			"$round" "$w" "$name" "$ops" "$rate" "$p50" "$p99" \
+			"$cpu" "$ok" "$gen" >>"$RAW"
 	done
-	log "round $round $w $name: $(tail -1 "$RAW" | cut -f6-10)"
+	log "round $round $w $name: $(tail -1 "$RAW" | cut -f6-11)"
 }
 
 section_load() {

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Glue of bench.sh: reads the load generators' output, makes the tables.
 
-  report.py parse memtier|memcaslap FILE CPU_TICKS CLK_TCK SERVED
-      prints "ops ops_per_s p50_ms p99_ms server_cpu_us_per_op valid";
-      valid is 0 when the server counted under half as many commands
-      (SERVED) as the generator reports operations: it refused them
+  report.py parse memtier|memcaslap FILE CPU_TICKS CLK_TCK SERVED TIME
+      prints "ops ops_per_s p50_ms p99_ms server_cpu_us_per_op valid
+      generator_cpu_percent"; valid is 0 when the server counted under
+      half as many commands (SERVED) as the generator reports operations:
+      it refused them; TIME holds the generator's "user system elapsed"
+      seconds (bash's time), its CPU is (user + system) / elapsed
   report.py report RAW META OUTDIR GENERATOR PLOTDIR
       writes OUTDIR/latest.md and PLOTDIR/bench.gp (which draws
       OUTDIR/bench.png)
@@ -74,12 +76,15 @@ def parse_memcaslap(path):
     return ops, rate, pct(0.5), pct(0.99)
 
 
-def cmd_parse(gen, path, ticks, clk, served):
+def cmd_parse(gen, path, ticks, clk, served, timefile):
     ops, rate, p50, p99 = (parse_memtier if gen == "memtier"
                            else parse_memcaslap)(path)
     cpu = int(ticks) * 1e6 / int(clk) / ops if ops else float("nan")
+    user, system, elapsed = (float(x) for x in
+                             open(timefile).read().split()[-3:])
     print(ops, rate, p50, p99, "%.3f" % cpu,
-          1 if ops and int(served) >= 0.5 * ops else 0)
+          1 if ops and int(served) >= 0.5 * ops else 0,
+          "%.1f" % (100 * (user + system) / elapsed if elapsed else 0))
 
 
 def med(xs):
@@ -107,7 +112,9 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
             key = (f[2], f[3])
             load.setdefault(key, [])
             if f[4] != "n/a":
-                load[key].append([float(x) for x in f[4:10]])
+                # rows of older runs have no generator CPU column
+                load[key].append([float(x) for x in f[4:11]] +
+                                 [float("nan")] * (11 - len(f)))
         elif f[0] == "mem":
             mem.append(f[1:])
         elif f[0] == "range":
@@ -133,15 +140,19 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
             w("memtier_benchmark: one client thread, 50 connections, "
               "keyspace of 100,001 keys prefilled, uniform random keys; "
               "ops/s and latency as it reports them; CPU = server utime "
-              "+ stime per operation.\n")
+              "+ stime per operation; generator CPU = memtier_benchmark's "
+              "own utime + stime over the run's wall time (100 % is one "
+              "core: the client, not the server, sets the rate).\n")
         else:
             w("memcaslap: one client thread; it has no pipelining, so "
               "a pipeline of N runs as 50 x N connections; its own random "
               "16-byte keys; p50/p99 are the upper bounds of its log2 "
               "latency buckets; CPU = server utime + stime per "
-              "operation.\n")
-        w("| workload | server | ops/s | p50 ms | p99 ms | server CPU µs/op |")
-        w("| --- | --- | ---: | ---: | ---: | ---: |")
+              "operation; generator CPU = memcaslap's own utime + stime "
+              "over the run's wall time (100 % is one core).\n")
+        w("| workload | server | ops/s | p50 ms | p99 ms | server CPU µs/op "
+          "| generator CPU % |")
+        w("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
         for wl in WORKLOADS:
             for s in SERVERS:
                 rows = load.get((wl, s))
@@ -154,19 +165,20 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                            "memcaslap speaks only memcached's protocols"
                            if s == "redis" else
                            "memcaslap's keys are random strings")
-                    w("| %s | %s | n/a | n/a | n/a | n/a (%s) |" % (
+                    w("| %s | %s | n/a | n/a | n/a | n/a (%s) | |" % (
                         wl, SERVER_NAMES[s], why))
                     continue
                 if not all(r[5] for r in rows):
                     w("| %s | %s | invalid | | | (the server counted under "
                       "half the commands the generator sent: it refused "
-                      "them) |" % (wl, SERVER_NAMES[s]))
+                      "them) | |" % (wl, SERVER_NAMES[s]))
                     continue
                 m = [med([r[i] for r in rows]) for i in range(5)]
+                m.append(med([r[6] for r in rows if r[6] == r[6]]))
                 medians[(wl, s)] = m
-                w("| %s | %s | %s | %s | %s | %s |" % (
+                w("| %s | %s | %s | %s | %s | %s | %s |" % (
                     wl, SERVER_NAMES[s], fmt(m[1]), fmt(m[2], 3),
-                    fmt(m[3], 3), fmt(m[4], 2)))
+                    fmt(m[3], 3), fmt(m[4], 2), fmt(m[5], 0)))
         w("")
         w("Workloads: " + "; ".join("**%s** %s" % (k, WORKLOAD_TEXT[k])
                                     for k in WORKLOADS) + ".\n")
@@ -192,11 +204,16 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                 if best else "n/a",
                 "%.3f vs %.3f" % (ak[3], best[3]) if best else "n/a"))
         if ("p1", "ak1") in medians and ("p1", "ak2") in medians:
-            w("\n-t 2 scaling on p1: anchorkv %.2fx, memcached %s.\n" % (
-                medians[("p1", "ak2")][1] / medians[("p1", "ak1")][1],
+            a1, a2 = medians[("p1", "ak1")], medians[("p1", "ak2")]
+            w("\n-t 2 scaling on p1: anchorkv %.2fx, memcached %s; the "
+              "load generator used %s %% of a core against anchorkv -t 1 "
+              "and %s %% against -t 2, and the servers %.0f %% and %.0f %% "
+              "(CPU/op x ops/s), on %s cores.\n" % (
+                a2[1] / a1[1],
                 "%.2fx" % (medians[("p1", "mc2")][1] / medians[("p1", "mc1")][1])
                 if ("p1", "mc2") in medians and ("p1", "mc1") in medians
-                else "n/a"))
+                else "n/a", fmt(a1[5]), fmt(a2[5]),
+                a1[4] * a1[1] / 1e4, a2[4] * a2[1] / 1e4, meta["nproc"]))
         w("")
 
     if mem:
@@ -326,6 +343,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "readme":
         cmd_readme(*sys.argv[2:4])
     elif sys.argv[1] == "parse":
-        cmd_parse(*sys.argv[2:7])
+        cmd_parse(*sys.argv[2:8])
     else:
         cmd_report(*sys.argv[2:7])
