@@ -243,7 +243,7 @@ memcaslap_args() {
 
 # run_workload ROUND WORKLOAD NAME: one measured run, appends a row to RAW
 # (the load generator's own CPU use comes from the shell's time: user,
-# system and elapsed seconds)
+# system and elapsed seconds, over the test time)
 run_workload() {
 	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f s0 s1
 	local TIMEFORMAT='%U %S %R'
@@ -295,7 +295,7 @@ run_workload() {
 		f=$TMP/gen.out
 	fi
 	$PY "$ROOT/tests/bench/report.py" parse "$GEN" "$f" "$((t1 - t0))" \
-		"$CLK_TCK" "$((s1 - s0))" "$TMP/gen.time" |
+		"$CLK_TCK" "$((s1 - s0))" "$TMP/gen.time" "$SECONDS_RUN" |
 		while read -r ops rate p50 p99 cpu ok gen; do
 		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 			"$round" "$w" "$name" "$ops" "$rate" "$p50" "$p99" \

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 """Glue of bench.sh: reads the load generators' output, makes the tables.
 
-  report.py parse memtier|memcaslap FILE CPU_TICKS CLK_TCK SERVED TIME
+  report.py parse memtier|memcaslap FILE CPU_TICKS CLK_TCK SERVED TIME SECS
       prints "ops ops_per_s p50_ms p99_ms server_cpu_us_per_op valid
       generator_cpu_percent"; valid is 0 when the server counted under
       half as many commands (SERVED) as the generator reports operations:
       it refused them; TIME holds the generator's "user system elapsed"
-      seconds (bash's time), its CPU is (user + system) / elapsed
+      seconds (bash's time), its CPU is (user + system) over the shorter
+      of elapsed and SECS, the run's length (memtier_benchmark idles a
+      second outside its test time)
   report.py report RAW META OUTDIR GENERATOR PLOTDIR
       writes OUTDIR/latest.md and PLOTDIR/bench.gp (which draws
       OUTDIR/bench.png)
@@ -76,7 +78,7 @@ def parse_memcaslap(path):
     return ops, rate, pct(0.5), pct(0.99)
 
 
-def cmd_parse(gen, path, ticks, clk, served, timefile):
+def cmd_parse(gen, path, ticks, clk, served, timefile, secs):
     ops, rate, p50, p99 = (parse_memtier if gen == "memtier"
                            else parse_memcaslap)(path)
     cpu = int(ticks) * 1e6 / int(clk) / ops if ops else float("nan")
@@ -84,7 +86,8 @@ def cmd_parse(gen, path, ticks, clk, served, timefile):
                              open(timefile).read().split()[-3:])
     print(ops, rate, p50, p99, "%.3f" % cpu,
           1 if ops and int(served) >= 0.5 * ops else 0,
-          "%.1f" % (100 * (user + system) / elapsed if elapsed else 0))
+          "%.1f" % (100 * (user + system) / min(elapsed, float(secs))
+                    if elapsed else 0))
 
 
 def med(xs):
@@ -141,7 +144,7 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
               "keyspace of 100,001 keys prefilled, uniform random keys; "
               "ops/s and latency as it reports them; CPU = server utime "
               "+ stime per operation; generator CPU = memtier_benchmark's "
-              "own utime + stime over the run's wall time (100 % is one "
+              "own utime + stime over the test time (100 % is one "
               "core: the client, not the server, sets the rate).\n")
         else:
             w("memcaslap: one client thread; it has no pipelining, so "
@@ -149,7 +152,7 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
               "16-byte keys; p50/p99 are the upper bounds of its log2 "
               "latency buckets; CPU = server utime + stime per "
               "operation; generator CPU = memcaslap's own utime + stime "
-              "over the run's wall time (100 % is one core).\n")
+              "over the test time (100 % is one core).\n")
         w("| workload | server | ops/s | p50 ms | p99 ms | server CPU µs/op "
           "| generator CPU % |")
         w("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
@@ -343,6 +346,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "readme":
         cmd_readme(*sys.argv[2:4])
     elif sys.argv[1] == "parse":
-        cmd_parse(*sys.argv[2:8])
+        cmd_parse(*sys.argv[2:9])
     else:
         cmd_report(*sys.argv[2:7])
