@@ -9,6 +9,8 @@
  */
 #include "parse.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "number.h"
@@ -193,4 +195,120 @@ bool parse_bound(const struct token *t, struct store_bound *b)
 	b->key = t->p + 1;
 	b->nkey = t->len - 1;
 	return true;
+}
+
+int parse_store_line(const struct parse_line *l, bool cas,
+		     struct parse_store *st)
+{
+	unsigned int want = cas ? 6 : 5;
+	const struct token *key = &l->tok[1];
+	int32_t vlen;
+
+	if (l->ntok != want && l->ntok != want + 1)
+		return -EINVAL;
+	st->noreply = TOKEN_IS(&l->tok[l->ntok - 1], "noreply");
+	st->cas = 0;
+	if (!key_bytes_ok(key->p, key->len) ||
+	    !parse_u32(&l->tok[2], &st->flags) ||
+	    !parse_s32(&l->tok[3], &st->exptime) ||
+	    !parse_s32(&l->tok[4], &vlen) ||
+	    (cas && !parse_u64(&l->tok[5], &st->cas)) ||
+	    vlen < 0 || vlen > INT_MAX - 2)
+		return -EBADMSG;
+	st->key = key->p;
+	st->nkey = key->len;
+	st->bytes = (uint32_t)vlen;
+	return 0;
+}
+
+/*
+ * The first space, NUL or newline at or after @p, or @end: where a key
+ * that the fast path takes ends (a space) or where it gives up (a NUL is
+ * a bad key byte, a newline ends the line before the key does).
+ */
+static inline const char *parse_key_end(const char *p, const char *end)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull;
+
+	/* skip eight bytes at a time while none is below '!' */
+	while (end - p >= 8) {
+		uint64_t w, low;
+
+		memcpy(&w, p, 8);
+		low = (w - 0x21 * ones) & ~w & (0x80 * ones);
+		/* the lowest flag is a true one (a borrow only flags bytes
+		 * above one): a space usually, else a control byte that the
+		 * loop below looks at */
+		if (low) {
+			p += __builtin_ctzll(low) >> 3;
+			if (*p == ' ')
+				return p;
+			break;
+		}
+		p += 8;
+	}
+#endif
+	while (p < end && *p != ' ' && *p != '\0' && *p != '\n')
+		p++;
+	return p;
+}
+
+/* 1 to 9 plain digits at *@pp, followed by a byte before @end that is not
+ * a digit. */
+static inline bool parse_fast_digits(const char **pp, const char *end,
+				     uint32_t *out)
+{
+	const char *p = *pp, *stop;
+	unsigned int d;
+	uint32_t v;
+
+	if (p == end || (d = (unsigned char)*p - '0') > 9)
+		return false;
+	v = d;
+	stop = end - p > 9 ? p + 9 : end;
+	while (++p < stop && (d = (unsigned char)*p - '0') <= 9)
+		v = v * 10 + d;
+	if (p == end || (unsigned int)((unsigned char)*p - '0') <= 9)
+		return false;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+size_t parse_set_fast(const char *p, const char *end, struct parse_store *st)
+{
+	const char *start = p, *key;
+	uint32_t flags, exptime, bytes;
+
+	/* the shortest is "set k 0 0 0\n" */
+	if (end - p < 12 || memcmp(p, "set ", 4))
+		return 0;
+	key = p + 4;
+	p = parse_key_end(key, end);
+	if (p == key || p == end || *p != ' ' || p - key > KEY_MAX_LENGTH)
+		return 0;
+	st->key = key;
+	st->nkey = (size_t)(p - key);
+	p++;
+	if (!parse_fast_digits(&p, end, &flags) || *p++ != ' ' ||
+	    !parse_fast_digits(&p, end, &exptime) || *p++ != ' ' ||
+	    !parse_fast_digits(&p, end, &bytes))
+		return 0;
+	st->noreply = false;
+	if (*p == ' ') {
+		if (end - p < 9 || memcmp(p, " noreply", 8))
+			return 0;
+		p += 8;
+		st->noreply = true;
+	}
+	if (*p == '\r' && end - p >= 2)
+		p++;
+	if (*p != '\n')
+		return 0;
+	st->flags = flags;
+	st->exptime = (int32_t)exptime;
+	st->bytes = bytes;
+	st->cas = 0;
+	return (size_t)(p + 1 - start);
 }

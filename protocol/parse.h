@@ -131,6 +131,52 @@ static inline const char *key_token_end(const char *p, const char *end,
 	return p;
 }
 
+/* The arguments of a storage command line (set, add, replace, append,
+ * prepend, cas), as the general rules read them. */
+struct parse_store {
+	const char *key;	/* into the line */
+	size_t nkey;
+	uint32_t flags;
+	int32_t exptime;	/* as sent: relative or absolute */
+	uint32_t bytes;		/* the data block's length, without "\r\n" */
+	uint64_t cas;		/* cas only */
+	bool noreply;
+};
+
+/**
+ * parse_store_line() - the arguments of a tokenized storage command line
+ * @l:   the line, split by parse_tokenize()
+ * @cas: the command is "cas" (one more number, the cas unique)
+ * @st:  filled in; st->noreply is set whenever the token count is right
+ *
+ * "<cmd> <key> <flags> <exptime> <bytes>[ <cas>][ noreply]": as memcached,
+ * a last token other than "noreply" in the noreply position is ignored.
+ *
+ * Context: any; a pure function of its arguments.
+ * Return: 0; -EINVAL when the token count is wrong (memcached answers
+ * "ERROR"); -EBADMSG when a token is bad ("CLIENT_ERROR bad command line
+ * format", which noreply silences).
+ */
+int parse_store_line(const struct parse_line *l, bool cas,
+		     struct parse_store *st);
+
+/**
+ * parse_set_fast() - the usual set line, read in one pass
+ * @p:   the start of the input, where a command line begins
+ * @end: the end of the bytes at hand
+ * @st:  filled in when the line is taken
+ *
+ * Takes exactly "set <key> <flags> <exptime> <bytes>[ noreply]" ended by
+ * "\r\n" or "\n", with single spaces and the numbers as 1 to 9 plain
+ * digits: what clients send. Everything else, valid or not, complete or
+ * not, is left to the general path (parse_tokenize(), parse_store_line()),
+ * which gives the same @st for every line this function takes.
+ *
+ * Context: any; a pure function of its arguments.
+ * Return: the length of the line with its newline, or 0 (not taken).
+ */
+size_t parse_set_fast(const char *p, const char *end, struct parse_store *st);
+
 /**
  * parse_u64() - an unsigned 64-bit number, as memcached's safe_strtoull()
  * @t:   the token

@@ -397,36 +397,20 @@ static size_t proto_get_cont(struct proto_conn *pc, const char *buf,
 /* ------------------------------------------------------------------ */
 /* set, add, replace, append, prepend, cas                              */
 
-static void proto_update(struct proto_conn *pc, const struct parse_line *l,
-			 enum store_op op)
+/*
+ * Allocates the item of a storage command whose line was read into @st,
+ * and goes to PROTO_DATA to fill it (PROTO_SWALLOW when it is refused).
+ */
+static void proto_update_begin(struct proto_conn *pc,
+			       const struct parse_store *st, enum store_op op)
 {
 	struct proto_ctx *ctx = pc->ctx;
-	bool cas = op == STORE_OP_CAS;
-	unsigned int want = cas ? 6 : 5;
-	const struct token *key = &l->tok[1];
-	uint32_t flags;
-	int32_t exptime, vlen;
-	uint64_t req_cas = 0;
 	struct item *it;
 	int ret;
 
-	if (l->ntok != want && l->ntok != want + 1) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
-	pc->noreply = line_noreply(l);
-	if (!key_bytes_ok(key->p, key->len) ||
-	    !parse_u32(&l->tok[2], &flags) ||
-	    !parse_s32(&l->tok[3], &exptime) ||
-	    !parse_s32(&l->tok[4], &vlen) ||
-	    (cas && !parse_u64(&l->tok[5], &req_cas)) ||
-	    vlen < 0 || vlen > INT_MAX - 2) {
-		proto_reply(pc, STR_AND_LEN(s_bad_format));
-		return;
-	}
-	ret = store_item_alloc(ctx->store, key->p, key->len, flags,
-			       store_exptime(ctx->store, exptime),
-			       (uint32_t)vlen, &it);
+	ret = store_item_alloc(ctx->store, st->key, st->nkey, st->flags,
+			       store_exptime(ctx->store, st->exptime),
+			       st->bytes, &it);
 	if (ret < 0) {
 		if (ret == -E2BIG) {
 			ctx->stats.store_too_large++;
@@ -439,30 +423,54 @@ static void proto_update(struct proto_conn *pc, const struct parse_line *l,
 		}
 		/* as memcached: a failed set must not leave the old value */
 		if (op == STORE_OP_SET)
-			store_delete(ctx->store, key->p, key->len);
+			store_delete(ctx->store, st->key, st->nkey);
 		if (pc->state == PROTO_CLOSED)
 			return;
-		pc->swallow_left = (size_t)vlen + 2;
+		pc->swallow_left = (size_t)st->bytes + 2;
 		pc->state = PROTO_SWALLOW;
 		return;
 	}
 	pc->pending = it;
 	pc->pending_op = op;
-	pc->pending_cas = req_cas;
+	pc->pending_cas = st->cas;
 	pc->data_done = 0;
-	pc->data_total = (size_t)vlen + 2;
+	pc->data_total = (size_t)st->bytes + 2;
 	pc->state = PROTO_DATA;
 }
 
-/* The data block is in: check its end, store, answer. */
-static void proto_update_done(struct proto_conn *pc)
+static void proto_update(struct proto_conn *pc, const struct parse_line *l,
+			 enum store_op op)
+{
+	struct parse_store st;
+	int ret = parse_store_line(l, op == STORE_OP_CAS, &st);
+
+	if (ret == -EINVAL) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	pc->noreply = st.noreply;
+	if (ret) {
+		proto_reply(pc, STR_AND_LEN(s_bad_format));
+		return;
+	}
+	proto_update_begin(pc, &st, op);
+}
+
+/*
+ * The data block is in: check its end, store, answer. @line_key: the key
+ * in the command line when that is still at hand, else NULL (a set that
+ * fails for memory then deletes the key, which it copies from the item
+ * before the store takes the item).
+ */
+static void proto_update_done(struct proto_conn *pc, const char *line_key)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
 	struct item *it = pc->pending;
 	const char *v = item_value(it);
 	bool set = pc->pending_op == STORE_OP_SET;
-	char key[KEY_MAX_LENGTH];
+	char copy[KEY_MAX_LENGTH];
+	const char *key = line_key;
 	size_t nkey = it->nkey;
 	enum store_result res;
 
@@ -474,8 +482,10 @@ static void proto_update_done(struct proto_conn *pc)
 		proto_reply(pc, STR_AND_LEN("CLIENT_ERROR bad data chunk\r\n"));
 		return;
 	}
-	if (set)	/* the store takes the item: keep the key */
-		memcpy(key, item_key(it), nkey);
+	if (set && !key) {	/* the store takes the item: keep the key */
+		memcpy(copy, item_key(it), nkey);
+		key = copy;
+	}
 	res = store_item_store(ctx->store, it, (enum store_op)pc->pending_op,
 			       pc->pending_cas, NULL);
 	if (pc->pending_op == STORE_OP_CAS) {
@@ -526,7 +536,7 @@ static size_t proto_data(struct proto_conn *pc, const char *buf, size_t len)
 	memcpy(item_value(pc->pending) + pc->data_done, buf, n);
 	pc->data_done += n;
 	if (pc->data_done == pc->data_total)
-		proto_update_done(pc);
+		proto_update_done(pc, NULL);
 	return n;
 }
 
@@ -1078,17 +1088,48 @@ close:
 }
 
 /*
+ * The usual set (parse_set_fast()): its line, then its data block too when
+ * all of it is in @buf, copied straight into the item and stored while the
+ * key is still at hand in the line. Return: bytes used; 0 when the line is
+ * not one the fast path takes (the general path reads it).
+ */
+static size_t proto_set_fast(struct proto_conn *pc, const char *buf,
+			     size_t len)
+{
+	struct parse_store st;
+	size_t n = parse_set_fast(buf, buf + len, &st);
+
+	if (!n)
+		return 0;
+	pc->noreply = st.noreply;
+	proto_update_begin(pc, &st, STORE_OP_SET);
+	if (pc->state == PROTO_DATA && len - n >= pc->data_total) {
+		memcpy(item_value(pc->pending), buf + n, pc->data_total);
+		n += pc->data_total;
+		proto_update_done(pc, st.key);
+	}
+	return n;
+}
+
+/*
  * PROTO_CMD: runs one command line from @buf. Return: bytes used; 0 when
  * the line is incomplete (or the connection is closing).
  */
 static size_t proto_command(struct proto_conn *pc, const char *buf,
 			    size_t len)
 {
-	const char *nl = memchr(buf, '\n', len);
-	const char *end, *p, *cmd, *stop;
+	const char *nl, *end, *p, *cmd, *stop;
+	size_t n;
 	int kind;
 
 	pc->noreply = false;
+	if (buf[0] == 's') {
+		n = proto_set_fast(pc, buf, len);
+		if (n)
+			return n;
+		pc->noreply = false;
+	}
+	nl = memchr(buf, '\n', len);
 	if (!nl) {
 		if (len > PROTO_LINE_MAX)
 			return proto_long_line(pc, buf, len);
