@@ -35,26 +35,11 @@
 #include "compiler.h"
 #include "item.h"
 
-struct reply_chunk {
-	struct list_head node;		/* in reply.chunks */
-	unsigned int nsegs;		/* segments pointing into data */
-	unsigned int used;		/* bytes of data filled */
-	char data[];
-};
-
-#define REPLY_CHUNK_DATA	(REPLY_CHUNK_BYTES - sizeof(struct reply_chunk))
 #define REPLY_SEGS_MIN		16u	/* first ring size */
 #define REPLY_SEGS_KEEP		256u	/* an empty ring larger is freed */
 
 _Static_assert(REPLY_RESERVE_MAX <= REPLY_CHUNK_BYTES / 2,
 	       "a reserve must fit in an empty chunk");
-
-struct reply_seg {
-	const char *base;
-	size_t len;
-	struct item *it;		/* owner: an item reference, or NULL */
-	struct reply_chunk *chunk;	/* owner: a chunk, when it is NULL */
-};
 
 static inline struct reply_seg *reply_seg_at(const struct reply *r,
 					     unsigned int i)
@@ -78,6 +63,7 @@ void reply_init(struct reply *r)
 {
 	INIT_LIST_HEAD(&r->chunks);
 	r->segs = NULL;
+	r->open = NULL;
 	r->seg_head = 0;
 	r->seg_count = 0;
 	r->seg_cap = 0;
@@ -148,6 +134,8 @@ static int reply_ring_room(struct reply *r)
 	r->segs = segs;
 	r->seg_cap = cap;
 	r->seg_head = 0;
+	if (r->open)	/* still the last one, moved */
+		r->open = reply_last_seg(r);
 	return 0;
 }
 
@@ -210,6 +198,7 @@ static void reply_queue_copy(struct reply *r, struct reply_chunk *c,
 out:
 	c->used += (unsigned int)len;
 	r->pending += len;
+	r->open = seg;
 }
 
 char *reply_reserve(struct reply *r, size_t len)
@@ -232,7 +221,7 @@ void reply_commit(struct reply *r, size_t len)
 		reply_queue_copy(r, reply_tail(r), len);
 }
 
-int reply_add(struct reply *r, const void *p, size_t len)
+int reply_add_copy(struct reply *r, const void *p, size_t len)
 {
 	const char *src = p;
 	struct reply_mark m;
@@ -336,6 +325,7 @@ int reply_add_ref(struct reply *r, struct item *it, const void *p, size_t len)
 	seg->len = len;
 	seg->it = it;
 	seg->chunk = NULL;
+	r->open = NULL;
 	r->pending += len;
 	return 0;
 }
@@ -380,6 +370,7 @@ void reply_consume(struct reply *r, size_t n)
 		reply_seg_release(r, seg);
 	}
 	if (!r->seg_count) {
+		r->open = NULL;
 		r->seg_head = 0;
 		if (r->seg_cap > REPLY_SEGS_KEEP) {
 			ak_free(r->segs);
@@ -416,6 +407,7 @@ void reply_rewind(struct reply *r, const struct reply_mark *m)
 	}
 	if (r->seg_count)
 		reply_last_seg(r)->len = m->last_len;
+	r->open = NULL;		/* the next copy looks again */
 	/* chunks started after the mark hold nothing queued before it */
 	list_for_each_entry_safe(c, tmp, &r->chunks, node) {
 		if (after) {

@@ -25,9 +25,34 @@ struct item;
 #define REPLY_CHUNK_BYTES	(16u * 1024)	/* one chunk block, header included */
 #define REPLY_RESERVE_MAX	4096u		/* largest reply_reserve() */
 
+/*
+ * The chunk and segment layouts are here only so that reply_add() can
+ * extend the open segment inline; everything else about them is reply.c's.
+ */
+struct reply_chunk {
+	struct list_head node;		/* in reply.chunks */
+	unsigned int nsegs;		/* segments pointing into data */
+	unsigned int used;		/* bytes of data filled */
+	char data[];
+};
+
+#define REPLY_CHUNK_DATA	(REPLY_CHUNK_BYTES - sizeof(struct reply_chunk))
+
+struct reply_seg {
+	const char *base;
+	size_t len;
+	struct item *it;		/* owner: an item reference, or NULL */
+	struct reply_chunk *chunk;	/* owner: a chunk, when it is NULL */
+};
+
 struct reply {
 	struct list_head chunks;	/* struct reply_chunk, oldest first */
 	struct reply_seg *segs;		/* ring of segments (iov + owner) */
+	/*
+	 * The open segment: NULL, or the last segment, a copy whose bytes end
+	 * at its chunk's free end, so that a copy queued next extends it.
+	 */
+	struct reply_seg *open;
 	unsigned int seg_head;		/* first unsent segment */
 	unsigned int seg_count;		/* segments queued */
 	unsigned int seg_cap;		/* ring size */
@@ -63,16 +88,47 @@ void reply_init(struct reply *r);
 void reply_free(struct reply *r);
 
 /**
- * reply_add() - queue a copy of @len bytes
+ * reply_add_copy() - queue a copy of @len bytes, the general way
  * @r:   the queue
  * @p:   the bytes
  * @len: their number
+ *
+ * What reply_add() does when the bytes do not fit the open segment.
  *
  * Return: 0, or -ENOMEM (nothing queued).
  *
  * Context: the thread that owns the connection; takes no lock.
  */
-int reply_add(struct reply *r, const void *p, size_t len);
+int reply_add_copy(struct reply *r, const void *p, size_t len);
+
+/**
+ * reply_add() - queue a copy of @len bytes
+ * @r:   the queue
+ * @p:   the bytes
+ * @len: their number
+ *
+ * A short reply that follows another copied one (a run of "STORED\r\n")
+ * is appended inline to the open segment: one copy and three additions.
+ *
+ * Return: 0, or -ENOMEM (nothing queued).
+ *
+ * Context: the thread that owns the connection; takes no lock.
+ */
+static inline int reply_add(struct reply *r, const void *p, size_t len)
+{
+	struct reply_seg *seg = r->open;
+
+	if (seg && len <= REPLY_CHUNK_DATA - seg->chunk->used) {
+		struct reply_chunk *c = seg->chunk;
+
+		__builtin_memcpy(c->data + c->used, p, len);
+		c->used += (unsigned int)len;
+		seg->len += len;
+		r->pending += len;
+		return 0;
+	}
+	return reply_add_copy(r, p, len);
+}
 
 /**
  * reply_addf() - queue printf-formatted text

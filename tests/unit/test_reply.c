@@ -391,6 +391,23 @@ static void test_every_offset(void)
 }
 
 /* Random queueing and random partial writes against the model. */
+/*
+ * The open segment (reply.h): none, or the last segment, a copy that ends
+ * at its chunk's free end, so that reply_add() may extend it in place.
+ */
+static bool open_ok(const struct reply *r)
+{
+	const struct reply_seg *last;
+
+	if (!r->open)
+		return true;
+	if (!r->seg_count)
+		return false;
+	last = &r->segs[(r->seg_head + r->seg_count - 1) & (r->seg_cap - 1)];
+	return r->open == last && !last->it && last->chunk &&
+	       last->base + last->len == last->chunk->data + last->chunk->used;
+}
+
 static void test_random(void)
 {
 	struct model m;
@@ -398,7 +415,8 @@ static void test_random(void)
 	struct item *its[8];
 	char buf[6000];
 	unsigned int round, i;
-	bool refs_ok = true;
+	bool refs_ok = true, open_good = true;
+	unsigned int opened = 0;
 
 	model_init(&m);
 	for (i = 0; i < 8; i++)
@@ -440,8 +458,13 @@ static void test_random(void)
 		}
 		if (!refs_match(&m))
 			refs_ok = false;
+		if (!open_ok(&r))
+			open_good = false;
+		opened += r.open != NULL;
 	}
 	CHECK(refs_ok);
+	CHECK(open_good);
+	CHECK(opened > 100);	/* the inline path was there to take */
 	CHECK(queue_matches(&r, &m) || reply_pending(&r) == m.len - m.done);
 	drain_all(&r, &m, 1 + rnd_below(70000), 1 + rnd_below(16));
 	CHECK(m.done == m.len);
@@ -495,12 +518,14 @@ static void test_rewind(void)
 		CHECK(reply_add(&r, big, nbig) == 0);
 		CHECK(model_add_ref(&m, &r, a) == 0);
 		reply_rewind(&r, &mk);
+		CHECK(open_ok(&r));
 		m.len = keep_len;
 		m.nrefs = keep_refs;
 		CHECK(queue_matches(&r, &m));
 		CHECK(refs_match(&m));
 		/* and the queue goes on normally */
 		CHECK(reply_add(&r, "after", 5) == 0);
+		CHECK(open_ok(&r));
 		model_add(&m, "after", 5);
 		CHECK(queue_matches(&r, &m));
 		drain_step(&r, &m, 7, 4);
