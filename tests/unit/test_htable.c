@@ -4,8 +4,12 @@
  * hash table (core/htable.c).
  *
  * The contract checked here:
- *   - hash_key() is SipHash-2-4: it gives the published reference vectors
- *     for key 00..0f and messages 00 01 02 .. of length 0..63; it is a
+ *   - hash_key() is SipHash-1-3: under the all-zero key it gives the
+ *     outputs of the SipHash reference implementation for messages
+ *     00 01 02 .. of length 0..37 (as published with OCaml's test suite);
+ *     the same code with 2-4 rounds (hash_sip()) gives the published
+ *     SipHash-2-4 vectors for key 00..0f and lengths 0..63, and agrees with
+ *     libsodium's crypto_shorthash() on random keys and messages; it is a
  *     function of (seed, bytes) only; another seed gives other hashes;
  *     1,000,000 keys spread evenly over 2^16 buckets (chi-square, max chain);
  *   - htable: every entry is found through htable_bucket() in every state,
@@ -24,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 
 #include "alloc.h"
 #include "check.h"
@@ -84,21 +90,82 @@ static const uint64_t siphash24_vectors[64] = {
 	0x958a324ceb064572ULL,
 };
 
+/*
+ * SipHash-1-3 outputs of the reference implementation, key all zero,
+ * message i bytes 00 01 .. i-1 (the table OCaml's runtime tests its string
+ * hash against, testsuite/tests/hash/sip13.ml).
+ */
+static const uint64_t siphash13_vectors[38] = {
+	0xd1fba762150c532cULL, 0x68a914128e01e473ULL, 0x010bac45c41e3669ULL,
+	0x4d4c9a4a8ef6e0adULL, 0x7cc43f98813e4dbdULL, 0x5abe2169dff36275ULL,
+	0xe3c25f87624f1cdbULL, 0x2f098ab0c751325aULL, 0xead411e67ebe2eeaULL,
+	0x75927f9d95124362ULL, 0xaf9f77a65ab51a1dULL, 0xfe64ce8b6617fcffULL,
+	0xa6baf4fb0f9fe1c2ULL, 0xa0cf3211850f8e0dULL, 0x7f86049379fbfe67ULL,
+	0xf30eb725bb91c9eaULL, 0x8972188433a5c5b7ULL, 0x4883c49a2c009c1dULL,
+	0xadc2c0b63044067dULL, 0x091f4a3329f87d19ULL, 0x639e355ae68c0100ULL,
+	0xb17bef2cb5213239ULL, 0xf8aeb1066236ccfeULL, 0x37332b1389daa4ffULL,
+	0x31185a47af932f3aULL, 0xebf352e82ae23e2fULL, 0xed36ff242fe478b2ULL,
+	0x2454d97d299299dfULL, 0x8cd57fe8130d0ac7ULL, 0xbe98eb2faf0a0e85ULL,
+	0xd427c34ee09470c6ULL, 0x169739443111d49bULL, 0x31ef8061c910629bULL,
+	0x7fb71d24dfa4c9f6ULL, 0x92771f49e836d389ULL, 0x3c393cf6f0853bc3ULL,
+	0xac77921fcc642bd3ULL, 0x422a9751192ff266ULL,
+};
+
 static void test_hash_reference_vectors(void)
 {
+	static const uint8_t zero_seed[HASH_SEED_BYTES];
 	uint8_t msg[64];
 	unsigned int i;
 
 	for (i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)i;
-	hash_set_seed(test_seed);
-	for (i = 0; i < 64; i++) {
+	hash_set_seed(zero_seed);
+	for (i = 0; i < sizeof(siphash13_vectors) / sizeof(siphash13_vectors[0]); i++) {
 		uint64_t h = hash_key(msg, i);
 
+		CHECK_MSG(h == siphash13_vectors[i],
+			  "1-3 len %u: got %016" PRIx64 ", want %016" PRIx64,
+			  i, h, siphash13_vectors[i]);
+		CHECK(hash_sip(zero_seed, msg, i, 1, 3) == h);
+	}
+	for (i = 0; i < 64; i++) {
+		uint64_t h = hash_sip(test_seed, msg, i, 2, 4);
+
 		CHECK_MSG(h == siphash24_vectors[i],
-			  "len %u: got %016" PRIx64 ", want %016" PRIx64,
+			  "2-4 len %u: got %016" PRIx64 ", want %016" PRIx64,
 			  i, h, siphash24_vectors[i]);
 	}
+}
+
+/*
+ * Random seeds and messages (every length up to past the key limit):
+ * hash_sip() with 2-4 rounds is libsodium's SipHash-2-4, and hash_key()
+ * under the same seed is hash_sip() with 1-3 rounds.
+ */
+static void test_hash_against_libsodium(void)
+{
+	unsigned long bad24 = 0, bad13 = 0;
+	uint8_t seed[HASH_SEED_BYTES];
+	unsigned char msg[300], out[crypto_shorthash_BYTES];
+	unsigned int round, i;
+
+	for (round = 0; round < 20000; round++) {
+		size_t len = round % sizeof(msg);
+		uint64_t want = 0;
+
+		for (i = 0; i < HASH_SEED_BYTES; i++)
+			seed[i] = (uint8_t)rng_next();
+		for (i = 0; i < len; i++)
+			msg[i] = (unsigned char)rng_next();
+		crypto_shorthash(out, msg, len, seed);
+		for (i = 0; i < sizeof(out); i++)	/* little-endian */
+			want |= (uint64_t)out[i] << (8 * i);
+		bad24 += hash_sip(seed, msg, len, 2, 4) != want;
+		hash_set_seed(seed);
+		bad13 += hash_key(msg, len) != hash_sip(seed, msg, len, 1, 3);
+	}
+	CHECK_MSG(!bad24, "%lu of 20000 differ from crypto_shorthash", bad24);
+	CHECK_MSG(!bad13, "%lu of 20000: hash_key is not hash_sip 1-3", bad13);
 }
 
 static void test_hash_is_a_function_of_seed_and_bytes(void)
@@ -801,6 +868,8 @@ static void test_htable_random(void)
 int main(void)
 {
 	test_hash_reference_vectors();
+	rng_state = 0x51b0a5eedULL;
+	test_hash_against_libsodium();
 	test_hash_is_a_function_of_seed_and_bytes();
 	test_hash_init_draws_a_random_seed();
 	test_hash_distribution();
