@@ -19,14 +19,6 @@
 
 #include "alloc.h"
 
-#define HTABLE_MIN_BITS	1
-#define HTABLE_MAX_BITS	40
-
-static inline uint64_t htable_size(unsigned int bits)
-{
-	return (uint64_t)1 << bits;
-}
-
 struct slist_head *htable_buckets_alloc(unsigned int bits)
 {
 	if (bits < HTABLE_MIN_BITS || bits > HTABLE_MAX_BITS)
@@ -55,50 +47,10 @@ void htable_destroy(struct htable *ht)
 	ht->count = 0;
 }
 
-struct slist_head *htable_bucket(const struct htable *ht, uint64_t hash)
-{
-	uint64_t old_mask = htable_size(ht->bits) - 1;
-	uint64_t i = hash & old_mask;
-
-	if (ht->next && i < ht->rehash_pos)
-		return &ht->next[hash & (old_mask << 1 | 1)];
-	return &ht->buckets[i];
-}
-
 struct slist_head *htable_new_bucket(const struct htable *ht, uint64_t hash)
 {
 	assert(ht->next);
 	return &ht->next[hash & (htable_size(ht->bits + 1) - 1)];
-}
-
-void htable_add(struct htable *ht, struct slist_node *node, uint64_t hash)
-{
-	slist_add_head(node, htable_bucket(ht, hash));
-	ht->count++;
-}
-
-void htable_del(struct htable *ht, struct slist_node *node, uint64_t hash)
-{
-	assert(!slist_unhashed(node) && ht->count > 0);
-	slist_del_init(node, htable_bucket(ht, hash));
-	ht->count--;
-}
-
-void htable_replace(struct htable *ht, struct slist_node *old,
-		    struct slist_node *new, uint64_t hash)
-{
-	assert(!slist_unhashed(old));
-	slist_replace(old, new, htable_bucket(ht, hash));
-}
-
-bool htable_wants_grow(const struct htable *ht)
-{
-	uint64_t size = htable_size(ht->bits);
-
-	if (ht->next || ht->bits >= HTABLE_MAX_BITS)
-		return false;
-	/* count > 1.5 * size, in integers (size <= 2^40: no overflow) */
-	return ht->count * 2 > size * 3;
 }
 
 int htable_grow_start(struct htable *ht, struct slist_head *buckets)
@@ -111,18 +63,6 @@ int htable_grow_start(struct htable *ht, struct slist_head *buckets)
 	ht->next = buckets;
 	ht->rehash_pos = 0;
 	return 0;
-}
-
-bool htable_rehashing(const struct htable *ht)
-{
-	return ht->next != NULL;
-}
-
-struct slist_head *htable_rehash_bucket(const struct htable *ht)
-{
-	if (!ht->next)
-		return NULL;
-	return &ht->buckets[ht->rehash_pos];
 }
 
 struct slist_head *htable_rehash_advance(struct htable *ht)

@@ -34,11 +34,15 @@
 #ifndef ANCHORKV_HTABLE_H
 #define ANCHORKV_HTABLE_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "list.h"
+
+#define HTABLE_MIN_BITS	1
+#define HTABLE_MAX_BITS	40
 
 struct htable {
 	struct slist_head *buckets;	/* current (old, while rehashing) array */
@@ -47,6 +51,12 @@ struct htable {
 	uint64_t rehash_pos;		/* old buckets below this have moved */
 	uint64_t count;			/* entries in the table */
 };
+
+/* 2^@bits, as a bucket count */
+static inline uint64_t htable_size(unsigned int bits)
+{
+	return (uint64_t)1 << bits;
+}
 
 /**
  * htable_buckets_alloc() - allocate an empty bucket array of 2^@bits buckets
@@ -85,7 +95,16 @@ void htable_destroy(struct htable *ht);
  * Context: the caller holds the table's lock.
  * Return: the bucket.
  */
-struct slist_head *htable_bucket(const struct htable *ht, uint64_t hash);
+static inline struct slist_head *htable_bucket(const struct htable *ht,
+					       uint64_t hash)
+{
+	uint64_t old_mask = htable_size(ht->bits) - 1;
+	uint64_t i = hash & old_mask;
+
+	if (ht->next && i < ht->rehash_pos)
+		return &ht->next[hash & (old_mask << 1 | 1)];
+	return &ht->buckets[i];
+}
 
 /**
  * htable_new_bucket() - the bucket of @hash in the array being grown into
@@ -105,7 +124,12 @@ struct slist_head *htable_new_bucket(const struct htable *ht, uint64_t hash);
  *
  * Context: the caller holds the table's lock.
  */
-void htable_add(struct htable *ht, struct slist_node *node, uint64_t hash);
+static inline void htable_add(struct htable *ht, struct slist_node *node,
+			      uint64_t hash)
+{
+	slist_add_head(node, htable_bucket(ht, hash));
+	ht->count++;
+}
 
 /**
  * htable_del() - unlink @node and uncount it
@@ -115,7 +139,13 @@ void htable_add(struct htable *ht, struct slist_node *node, uint64_t hash);
  *
  * Context: the caller holds the table's lock.
  */
-void htable_del(struct htable *ht, struct slist_node *node, uint64_t hash);
+static inline void htable_del(struct htable *ht, struct slist_node *node,
+			      uint64_t hash)
+{
+	assert(!slist_unhashed(node) && ht->count > 0);
+	slist_del_init(node, htable_bucket(ht, hash));
+	ht->count--;
+}
 
 /**
  * htable_replace() - put @new where @old is (same key, same hash)
@@ -126,8 +156,12 @@ void htable_del(struct htable *ht, struct slist_node *node, uint64_t hash);
  *
  * Context: the caller holds the table's lock.
  */
-void htable_replace(struct htable *ht, struct slist_node *old,
-		    struct slist_node *new, uint64_t hash);
+static inline void htable_replace(struct htable *ht, struct slist_node *old,
+				  struct slist_node *new, uint64_t hash)
+{
+	assert(!slist_unhashed(old));
+	slist_replace(old, new, htable_bucket(ht, hash));
+}
 
 /**
  * htable_wants_grow() - whether the table is loaded enough to start growing
@@ -139,7 +173,15 @@ void htable_replace(struct htable *ht, struct slist_node *old,
  * Return: true if the caller should allocate 2^(@ht->bits + 1) buckets and
  * call htable_grow_start().
  */
-bool htable_wants_grow(const struct htable *ht);
+static inline bool htable_wants_grow(const struct htable *ht)
+{
+	uint64_t size = htable_size(ht->bits);
+
+	if (ht->next || ht->bits >= HTABLE_MAX_BITS)
+		return false;
+	/* count > 1.5 * size, in integers (size <= 2^40: no overflow) */
+	return ht->count * 2 > size * 3;
+}
 
 /**
  * htable_grow_start() - begin moving into a larger array
@@ -160,7 +202,10 @@ int htable_grow_start(struct htable *ht, struct slist_head *buckets);
  *
  * Return: true while an incremental resize is in progress.
  */
-bool htable_rehashing(const struct htable *ht);
+static inline bool htable_rehashing(const struct htable *ht)
+{
+	return ht->next != NULL;
+}
 
 /**
  * htable_rehash_bucket() - the next old bucket whose entries must move
@@ -169,7 +214,13 @@ bool htable_rehashing(const struct htable *ht);
  * Context: the caller holds the table's lock.
  * Return: the old bucket at rehash_pos, or NULL when not rehashing.
  */
-struct slist_head *htable_rehash_bucket(const struct htable *ht);
+static inline struct slist_head *
+htable_rehash_bucket(const struct htable *ht)
+{
+	if (!ht->next)
+		return NULL;
+	return &ht->buckets[ht->rehash_pos];
+}
 
 /**
  * htable_rehash_advance() - mark the bucket from htable_rehash_bucket() moved

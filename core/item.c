@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "hash.h"
 
 static size_t item_block_size(bool intkey, size_t nkey, uint32_t nbytes)
 {
@@ -33,11 +32,6 @@ static size_t item_own_block_size(const struct item *it)
 size_t item_alloc_size(const struct item *it)
 {
 	return ak_good_size(item_own_block_size(it));
-}
-
-uint32_t item_key_hash(const char *key, size_t nkey)
-{
-	return (uint32_t)(hash_key(key, nkey) >> 32);
 }
 
 struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
@@ -74,30 +68,6 @@ void item_put(struct item *it)
 {
 	if (__atomic_fetch_sub(&it->refcount, 1, __ATOMIC_ACQ_REL) == 1)
 		ak_free_sized(it, item_own_block_size(it));
-}
-
-bool key_is_integer(const char *key, size_t nkey, uint64_t *value)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (nkey == 0 || nkey > 20)
-		return false;
-	if (key[0] == '0' && nkey > 1)
-		return false;
-	for (i = 0; i < nkey; i++) {
-		unsigned int d = (unsigned int)((unsigned char)key[i] - '0');
-
-		if (d > 9)
-			return false;
-		/* 19 digits always fit; the 20th may not */
-		if (i == 19 && v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	if (value)
-		*value = v;
-	return true;
 }
 
 int key_compare(const char *a, size_t na, const char *b, size_t nb)

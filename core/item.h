@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash.h"
 #include "list.h"
 #include "rbtree.h"
 
@@ -200,7 +201,30 @@ void item_put(struct item *it);
  * Context: any.
  * Return: true for integer keys.
  */
-bool key_is_integer(const char *key, size_t nkey, uint64_t *value);
+static inline bool key_is_integer(const char *key, size_t nkey,
+				  uint64_t *value)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (nkey == 0 || nkey > 20)
+		return false;
+	if (key[0] == '0' && nkey > 1)
+		return false;
+	for (i = 0; i < nkey; i++) {
+		unsigned int d = (unsigned int)((unsigned char)key[i] - '0');
+
+		if (d > 9)
+			return false;
+		/* 19 digits always fit; the 20th may not */
+		if (i == 19 && v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (value)
+		*value = v;
+	return true;
+}
 
 /**
  * item_key_hash() - the 32-bit hash the store indexes a string key by
@@ -213,7 +237,10 @@ bool key_is_integer(const char *key, size_t nkey, uint64_t *value);
  * Context: any, after hash_init().
  * Return: the hash.
  */
-uint32_t item_key_hash(const char *key, size_t nkey);
+static inline uint32_t item_key_hash(const char *key, size_t nkey)
+{
+	return (uint32_t)(hash_key(key, nkey) >> 32);
+}
 
 /**
  * key_compare() - compare two keys in keyspace order

@@ -766,6 +766,8 @@ static struct slist_head *shard_rehash_step_locked(struct store *s,
 	struct item *it;
 	unsigned int i;
 
+	if (likely(!htable_rehashing(&sh->ht)))
+		return NULL;
 	for (i = 0; i < REHASH_STEP && (old = htable_rehash_bucket(&sh->ht));
 	     i++) {
 		slist_for_each_entry_safe(it, tmp, old, hnode) {
