@@ -64,10 +64,15 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	return it;
 }
 
+void item_free(struct item *it)
+{
+	ak_free_sized(it, item_own_block_size(it));
+}
+
 void item_put(struct item *it)
 {
 	if (__atomic_fetch_sub(&it->refcount, 1, __ATOMIC_ACQ_REL) == 1)
-		ak_free_sized(it, item_own_block_size(it));
+		item_free(it);
 }
 
 int key_compare(const char *a, size_t na, const char *b, size_t nb)

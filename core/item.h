@@ -190,6 +190,16 @@ static inline void item_get(struct item *it)
 void item_put(struct item *it);
 
 /**
+ * item_free() - free an item whose only reference the caller holds
+ * @it: the item; nobody else can reach it (unlinked, refcount 1)
+ *
+ * item_put() without the atomic decrement, for the store's dead list.
+ *
+ * Context: any; not under a shard lock for a large item.
+ */
+void item_free(struct item *it);
+
+/**
  * key_is_integer() - whether a key is a canonical unsigned 64-bit decimal
  * @key:   the bytes
  * @nkey:  their number

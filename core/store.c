@@ -178,7 +178,7 @@ static void items_release(struct dead_list *dead)
 	while (it) {
 		struct item *next = it->dead_next;
 
-		item_put(it);
+		item_free(it);	/* the store held the last reference */
 		it = next;
 	}
 	dead->first = NULL;
@@ -890,6 +890,7 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	size_t add, credit, charged = 0;
 	size_t old_size = 0;
 	uint64_t nodes;
+	int64_t delta;
 	struct item *old;
 	uint64_t seq;
 	int err;
@@ -982,10 +983,16 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	sh->bytes += size;
 	sh->total_items++;
 	sh->index_bytes += (sh->ints.nr_nodes - nodes) * s->node_size;
-	/* what really changed, less the reservation: never positive */
-	mem_add(s, (int64_t)size - (int64_t)credit +
-		   (int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
-		   (int64_t)charged);
+	/*
+	 * What really changed, less the reservation: never positive, and 0
+	 * when a value of the same size class replaces another (then the
+	 * shared counter's locked add is skipped).
+	 */
+	delta = (int64_t)size - (int64_t)credit +
+		(int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
+		(int64_t)charged;
+	if (delta)
+		mem_add(s, delta);
 
 	seq = sh->cas_seq + 1;
 	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
