@@ -101,6 +101,7 @@ build/asan/anchorkv: $(ASAN_LIB_OBJS) $(ASAN_SRV_OBJS)
 # core/ and protocol/ when it names none.
 UNIT_DEPS_test_list       := core/alloc.c
 UNIT_DEPS_test_alloc      := core/alloc.c
+UNIT_DEPS_test_lock       := core/lock.c
 UNIT_DEPS_test_rbtree     := core/rbtree.c core/alloc.c
 UNIT_DEPS_test_radix_tree := core/radix_tree.c core/alloc.c
 UNIT_DEPS_test_htable     := core/htable.c core/hash.c core/alloc.c

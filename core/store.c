@@ -49,6 +49,7 @@
 #include "compiler.h"
 #include "hash.h"
 #include "htable.h"
+#include "lock.h"
 #include "number.h"
 #include "radix_tree.h"
 
@@ -89,7 +90,7 @@ struct dead_list {
 #define DEAD_LIST(name)	struct dead_list name = { NULL }
 
 struct shard {
-	pthread_mutex_t lock;
+	struct ak_lock lock;
 	/* everything below is guarded by lock, except where marked atomic */
 	struct htable ht;		/* string keys by item_key_hash() */
 	struct rb_root tree;		/* string keys in memcmp order */
@@ -208,12 +209,12 @@ static void dead_push(struct dead_list *dead, struct item *it)
 
 static void shard_lock(struct shard *sh)
 {
-	pthread_mutex_lock(&sh->lock);
+	ak_lock_acquire(&sh->lock);
 }
 
 static void shard_unlock(struct shard *sh)
 {
-	pthread_mutex_unlock(&sh->lock);
+	ak_lock_release(&sh->lock);
 }
 
 /* iflags writers hold the shard lock; readers may not, hence the atomics */
@@ -2123,7 +2124,6 @@ int store_check_invariants(struct store *s, char *why, size_t len)
 struct store *store_create(const struct store_config *cfg)
 {
 	unsigned int n = cfg->nshards, bits = cfg->hash_bits, i, ok = 0;
-	pthread_mutexattr_t attr;
 	struct store *s;
 	void *mem;
 
@@ -2154,15 +2154,13 @@ struct store *store_create(const struct store_config *cfg)
 	s->now = 2;
 	pthread_mutex_init(&s->flush_lock, NULL);
 
-	pthread_mutexattr_init(&attr);
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
 	for (i = 0; i < n; i++, ok++) {
 		struct shard *sh = &s->shards[i];
 		struct slist_head *buckets = htable_buckets_alloc(bits);
 
 		if (!buckets)
 			break;
-		pthread_mutex_init(&sh->lock, &attr);
+		ak_lock_init(&sh->lock);
 		htable_init(&sh->ht, buckets, bits);
 		sh->tree = RB_ROOT;
 		radix_tree_init(&sh->ints);
@@ -2170,7 +2168,6 @@ struct store *store_create(const struct store_config *cfg)
 		sh->index_bytes = htable_memory(&sh->ht);
 		s->mem_used += sh->index_bytes;
 	}
-	pthread_mutexattr_destroy(&attr);
 	if (ok < n)
 		goto err_destroy_store;
 	if (s->cfg.mem_limit && s->mem_used > s->cfg.mem_limit)
@@ -2212,7 +2209,6 @@ void store_destroy(struct store *s)
 		} while (got == WALK_BATCH && index);
 		htable_destroy(&sh->ht);
 		radix_tree_destroy(&sh->ints);
-		pthread_mutex_destroy(&sh->lock);
 	}
 	pthread_mutex_destroy(&s->flush_lock);
 	ak_free(s->mem);

@@ -4,9 +4,9 @@
  *
  * The store is split into shards. Each shard owns a hash table and an
  * rbtree for string keys, a radix tree for integer keys, a CLOCK eviction
- * list, and one mutex. The functions below take and release the shard lock
- * themselves around the smallest critical section; the _locked helpers
- * inside store.c expect it held. Nothing under a shard lock allocates,
+ * list, and one lock (struct ak_lock, lock.h). The functions below take
+ * and release the shard lock themselves around the smallest critical
+ * section; the _locked helpers inside store.c expect it held. Nothing under a shard lock allocates,
  * frees, or does I/O: items are allocated and filled before the lock
  * (store_item_alloc()), radix inserts are preloaded before it, and replaced
  * or evicted items are released after it.
