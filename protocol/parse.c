@@ -254,32 +254,94 @@ static inline const char *parse_key_end(const char *p, const char *end)
 	return p;
 }
 
-/* 1 to 9 plain digits at *@pp, followed by a byte before @end that is not
- * a digit. */
-static inline bool parse_fast_digits(const char **pp, const char *end,
-				     uint32_t *out)
+/*
+ * What the fast path reads after the key's space, at most: three numbers
+ * of up to 9 digits, each read up to the byte after (10 bytes, the first
+ * two then a space), " noreply", "\r\n".
+ */
+#define PARSE_SET_TAIL	48
+
+/*
+ * 1 to 9 plain digits at @t, in bytes that may be read up to the tenth:
+ * Return: the byte after them, or NULL (none, or more than 9).
+ */
+static inline const char *parse_fast_u32(const char *t, uint32_t *out)
 {
-	const char *p = *pp, *stop;
-	unsigned int d;
+	unsigned int d = (unsigned int)((unsigned char)t[0] - '0'), k;
 	uint32_t v;
 
-	if (p == end || (d = (unsigned char)*p - '0') > 9)
-		return false;
+	if (d > 9)
+		return NULL;
 	v = d;
-	stop = end - p > 9 ? p + 9 : end;
-	while (++p < stop && (d = (unsigned char)*p - '0') <= 9)
+	for (k = 1; k < 10; k++) {
+		d = (unsigned int)((unsigned char)t[k] - '0');
+		if (d > 9)
+			break;
 		v = v * 10 + d;
-	if (p == end || (unsigned int)((unsigned char)*p - '0') <= 9)
-		return false;
-	*pp = p;
+	}
+	if (k == 10)
+		return NULL;
 	*out = v;
-	return true;
+	return t + k;
+}
+
+/*
+ * The numbers, noreply and line end of a set line, from @t, which may be
+ * read for PARSE_SET_TAIL bytes. Return: their length with the newline,
+ * or 0.
+ */
+static __attribute__((always_inline)) inline size_t
+parse_set_tail(const char *t, struct parse_store *st)
+{
+	const char *t0 = t;
+	uint32_t flags, exptime, bytes;
+
+	t = parse_fast_u32(t, &flags);
+	if (!t || *t++ != ' ')
+		return 0;
+	t = parse_fast_u32(t, &exptime);
+	if (!t || *t++ != ' ')
+		return 0;
+	t = parse_fast_u32(t, &bytes);
+	if (!t)
+		return 0;
+	st->noreply = false;
+	if (*t == ' ') {
+		if (memcmp(t, " noreply", 8))
+			return 0;
+		t += 8;
+		st->noreply = true;
+	}
+	if (*t == '\r')
+		t++;
+	if (*t != '\n')
+		return 0;
+	st->flags = flags;
+	st->exptime = (int32_t)exptime;
+	st->bytes = bytes;
+	st->cas = 0;
+	return (size_t)(t + 1 - t0);
+}
+
+/*
+ * parse_set_tail() near the end of the input: on a copy padded with NULs,
+ * which no rule there takes, so that it never reads past @end.
+ */
+static __attribute__((noinline)) size_t
+parse_set_tail_padded(const char *p, const char *end, struct parse_store *st)
+{
+	char pad[PARSE_SET_TAIL];
+	size_t n = (size_t)(end - p);
+
+	memcpy(pad, p, n);
+	memset(pad + n, 0, sizeof(pad) - n);
+	return parse_set_tail(pad, st);
 }
 
 size_t parse_set_fast(const char *p, const char *end, struct parse_store *st)
 {
 	const char *start = p, *key;
-	uint32_t flags, exptime, bytes;
+	size_t n;
 
 	/* the shortest is "set k 0 0 0\n" */
 	if (end - p < 12 || memcmp(p, "set ", 4))
@@ -291,24 +353,11 @@ size_t parse_set_fast(const char *p, const char *end, struct parse_store *st)
 	st->key = key;
 	st->nkey = (size_t)(p - key);
 	p++;
-	if (!parse_fast_digits(&p, end, &flags) || *p++ != ' ' ||
-	    !parse_fast_digits(&p, end, &exptime) || *p++ != ' ' ||
-	    !parse_fast_digits(&p, end, &bytes))
+	if (end - p >= PARSE_SET_TAIL)
+		n = parse_set_tail(p, st);
+	else
+		n = parse_set_tail_padded(p, end, st);
+	if (!n)
 		return 0;
-	st->noreply = false;
-	if (*p == ' ') {
-		if (end - p < 9 || memcmp(p, " noreply", 8))
-			return 0;
-		p += 8;
-		st->noreply = true;
-	}
-	if (*p == '\r' && end - p >= 2)
-		p++;
-	if (*p != '\n')
-		return 0;
-	st->flags = flags;
-	st->exptime = (int32_t)exptime;
-	st->bytes = bytes;
-	st->cas = 0;
-	return (size_t)(p + 1 - start);
+	return (size_t)(p - start) + n;
 }

@@ -411,11 +411,13 @@ static size_t proto_get_cont(struct proto_conn *pc, const char *buf,
 /* set, add, replace, append, prepend, cas                              */
 
 /*
- * Allocates the item of a storage command whose line was read into @st,
- * and goes to PROTO_DATA to fill it (PROTO_SWALLOW when it is refused).
+ * Allocates the item of a storage command whose line was read into @st.
+ * Return: the item, or NULL when it is refused: then the answer is queued
+ * and the engine goes to PROTO_SWALLOW (or PROTO_CLOSED).
  */
-static void proto_update_begin(struct proto_conn *pc,
-			       const struct parse_store *st, enum store_op op)
+static struct item *proto_update_alloc(struct proto_conn *pc,
+				       const struct parse_store *st,
+				       enum store_op op)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct item *it;
@@ -424,25 +426,35 @@ static void proto_update_begin(struct proto_conn *pc,
 	ret = store_item_alloc(ctx->store, st->key, st->nkey, st->flags,
 			       store_exptime(ctx->store, st->exptime),
 			       st->bytes, &it);
-	if (ret < 0) {
-		if (ret == -E2BIG) {
-			ctx->stats.store_too_large++;
-			proto_reply(pc, STR_AND_LEN(
-				"SERVER_ERROR object too large for cache\r\n"));
-		} else {
-			ctx->stats.store_no_memory++;
-			proto_reply(pc, STR_AND_LEN(
-				"SERVER_ERROR out of memory storing object\r\n"));
-		}
-		/* as memcached: a failed set must not leave the old value */
-		if (op == STORE_OP_SET)
-			store_delete(ctx->store, st->key, st->nkey);
-		if (pc->state == PROTO_CLOSED)
-			return;
+	if (likely(ret == 0))
+		return it;
+	if (ret == -E2BIG) {
+		ctx->stats.store_too_large++;
+		proto_reply(pc, STR_AND_LEN(
+			"SERVER_ERROR object too large for cache\r\n"));
+	} else {
+		ctx->stats.store_no_memory++;
+		proto_reply(pc, STR_AND_LEN(
+			"SERVER_ERROR out of memory storing object\r\n"));
+	}
+	/* as memcached: a failed set must not leave the old value */
+	if (op == STORE_OP_SET)
+		store_delete(ctx->store, st->key, st->nkey);
+	if (pc->state != PROTO_CLOSED) {
 		pc->swallow_left = (size_t)st->bytes + 2;
 		pc->state = PROTO_SWALLOW;
-		return;
 	}
+	return NULL;
+}
+
+/* As proto_update_alloc(), then PROTO_DATA fills the item. */
+static void proto_update_begin(struct proto_conn *pc,
+			       const struct parse_store *st, enum store_op op)
+{
+	struct item *it = proto_update_alloc(pc, st, op);
+
+	if (!it)
+		return;
 	pc->pending = it;
 	pc->pending_op = op;
 	pc->pending_cas = st->cas;
@@ -470,25 +482,24 @@ static void proto_update(struct proto_conn *pc, const struct parse_line *l,
 }
 
 /*
- * The data block is in: check its end, store, answer. @line_key: the key
- * in the command line when that is still at hand, else NULL (a set that
- * fails for memory then deletes the key, which it copies from the item
- * before the store takes the item).
+ * The data block of @it is in: check its end, store, answer. @op and @cas:
+ * the command's. @line_key: the key in the command line when that is
+ * still at hand, else NULL (a set that fails for memory then deletes the
+ * key, which it copies from the item before the store takes the item).
  */
-static void proto_update_done(struct proto_conn *pc, const char *line_key)
+static inline void proto_update_store(struct proto_conn *pc, struct item *it,
+				      enum store_op op, uint64_t cas,
+				      const char *line_key)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
-	struct item *it = pc->pending;
 	const char *v = item_value(it);
-	bool set = pc->pending_op == STORE_OP_SET;
+	bool set = op == STORE_OP_SET;
 	char copy[KEY_MAX_LENGTH];
 	const char *key = line_key;
 	size_t nkey = it->nkey;
 	enum store_result res;
 
-	pc->pending = NULL;
-	pc->state = PROTO_CMD;
 	st->cmd_set++;
 	if (v[it->nbytes] != '\r' || v[it->nbytes + 1] != '\n') {
 		item_put(it);
@@ -499,9 +510,8 @@ static void proto_update_done(struct proto_conn *pc, const char *line_key)
 		memcpy(copy, item_key(it), nkey);
 		key = copy;
 	}
-	res = store_item_store(ctx->store, it, (enum store_op)pc->pending_op,
-			       pc->pending_cas, NULL);
-	if (pc->pending_op == STORE_OP_CAS) {
+	res = store_item_store(ctx->store, it, op, cas, NULL);
+	if (op == STORE_OP_CAS) {
 		if (res == STORE_STORED)
 			st->cas_hits++;
 		else if (res == STORE_EXISTS)
@@ -539,6 +549,17 @@ static void proto_update_done(struct proto_conn *pc, const char *line_key)
 	}
 }
 
+/* PROTO_DATA is over: the pending item is filled. */
+static void proto_update_done(struct proto_conn *pc)
+{
+	struct item *it = pc->pending;
+
+	pc->pending = NULL;
+	pc->state = PROTO_CMD;
+	proto_update_store(pc, it, (enum store_op)pc->pending_op,
+			   pc->pending_cas, NULL);
+}
+
 /* PROTO_DATA: copies what has arrived of the block. Return: bytes used. */
 static size_t proto_data(struct proto_conn *pc, const char *buf, size_t len)
 {
@@ -549,7 +570,7 @@ static size_t proto_data(struct proto_conn *pc, const char *buf, size_t len)
 	memcpy(item_value(pc->pending) + pc->data_done, buf, n);
 	pc->data_done += n;
 	if (pc->data_done == pc->data_total)
-		proto_update_done(pc, NULL);
+		proto_update_done(pc);
 	return n;
 }
 
@@ -1110,18 +1131,23 @@ static size_t proto_set_fast(struct proto_conn *pc, const char *buf,
 			     size_t len)
 {
 	struct parse_store st;
-	size_t n = parse_set_fast(buf, buf + len, &st);
+	size_t n = parse_set_fast(buf, buf + len, &st), total;
+	struct item *it;
 
 	if (!n)
 		return 0;
 	pc->noreply = st.noreply;
-	proto_update_begin(pc, &st, STORE_OP_SET);
-	if (pc->state == PROTO_DATA && len - n >= pc->data_total) {
-		memcpy(item_value(pc->pending), buf + n, pc->data_total);
-		n += pc->data_total;
-		proto_update_done(pc, st.key);
+	total = (size_t)st.bytes + 2;
+	if (len - n < total) {
+		proto_update_begin(pc, &st, STORE_OP_SET);
+		return n;
 	}
-	return n;
+	it = proto_update_alloc(pc, &st, STORE_OP_SET);
+	if (!it)
+		return n;	/* PROTO_SWALLOW takes the block */
+	memcpy(item_value(it), buf + n, total);
+	proto_update_store(pc, it, STORE_OP_SET, 0, st.key);
+	return n + total;
 }
 
 /*
