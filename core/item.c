@@ -23,17 +23,6 @@ size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes)
 					    nkey, nbytes));
 }
 
-/* The size item_alloc() asked for: the shape decides it. */
-static size_t item_own_block_size(const struct item *it)
-{
-	return (size_t)it->data_off + it->nkey + (size_t)it->nbytes + 2;
-}
-
-size_t item_alloc_size(const struct item *it)
-{
-	return ak_good_size(item_own_block_size(it));
-}
-
 struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 			rel_time_t exptime, uint32_t nbytes)
 {
@@ -66,7 +55,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 
 void item_free(struct item *it)
 {
-	ak_free_sized(it, item_own_block_size(it));
+	ak_free_sized(it, item_block_size_of(it));
 }
 
 void item_put(struct item *it)

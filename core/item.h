@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "hash.h"
 #include "list.h"
 #include "rbtree.h"
@@ -127,6 +128,18 @@ static inline const char *item_value_const(const struct item *it)
 }
 
 /**
+ * item_block_size_of() - the bytes item_alloc() asked for @it's block
+ * @it: the item
+ *
+ * Context: any.
+ * Return: header + key + value + 2, from the item's shape.
+ */
+static inline size_t item_block_size_of(const struct item *it)
+{
+	return (size_t)it->data_off + it->nkey + (size_t)it->nbytes + 2;
+}
+
+/**
  * item_alloc_size() - the allocator bytes of an item's block
  * @it: the item
  *
@@ -137,7 +150,10 @@ static inline const char *item_value_const(const struct item *it)
  * Context: any.
  * Return: the bytes.
  */
-size_t item_alloc_size(const struct item *it);
+static inline size_t item_alloc_size(const struct item *it)
+{
+	return ak_good_size(item_block_size_of(it));
+}
 
 /**
  * item_alloc() - allocate an unlinked item with one reference

@@ -422,9 +422,9 @@ static bool item_flushed(const struct store *s, const struct shard *sh,
 	return it->cas <= __atomic_load_n(&sh->flush_cas, __ATOMIC_RELAXED);
 }
 
-static enum store_miss item_state(const struct store *s,
-				  const struct shard *sh,
-				  const struct item *it, rel_time_t now)
+static inline enum store_miss item_state(const struct store *s,
+					 const struct shard *sh,
+					 const struct item *it, rel_time_t now)
 {
 	rel_time_t exptime = READ_ONCE(it->exptime);
 
@@ -530,8 +530,8 @@ static struct item *str_first_locked(const struct shard *sh)
  * A string item leaves the rbtree (@repl NULL) or is replaced there by
  * @repl: no hand may keep pointing at it.
  */
-static void hands_forget_locked(struct shard *sh, struct item *it,
-				struct item *repl)
+static inline void hands_forget_locked(struct shard *sh, struct item *it,
+				       struct item *repl)
 {
 	if (sh->hand.in_strs && sh->hand.item == it)
 		sh->hand.item = repl ? repl : str_next_locked(it);
@@ -629,11 +629,11 @@ static void item_reclaim_locked(struct store *s, struct shard *sh,
 }
 
 /* The live item of key @k, reclaiming a dead one; sets *@why. */
-static struct item *shard_find_live_locked(struct store *s, struct shard *sh,
-					   const struct keyref *k,
-					   rel_time_t now,
-					   struct dead_list *dead,
-					   enum store_miss *why)
+static inline __attribute__((always_inline))
+struct item *shard_find_live_locked(struct store *s, struct shard *sh,
+				    const struct keyref *k, rel_time_t now,
+				    struct dead_list *dead,
+				    enum store_miss *why)
 {
 	struct item *it = shard_find_locked(sh, k);
 	enum store_miss st = STORE_MISS_ABSENT;
@@ -1111,8 +1111,9 @@ static struct item *store_hold(struct store *s, const struct keyref *k)
 }
 
 /* append/prepend: join outside the lock, replace only the item joined. */
-static enum store_result store_concat(struct store *s, struct item *it,
-				      bool prepend, uint64_t *cas_out)
+static __attribute__((noinline))
+enum store_result store_concat(struct store *s, struct item *it, bool prepend,
+			       uint64_t *cas_out)
 {
 	struct keyref k;
 	unsigned int tries;
