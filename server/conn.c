@@ -204,9 +204,16 @@ static int conn_flush(struct conn *c)
 
 		if (cnt <= 0)
 			break;
-		msg.msg_iov = w->iov;
-		msg.msg_iovlen = (size_t)cnt;
-		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+		/* one iovec (a run of short replies): send() spares the
+		 * kernel the msghdr and iovec copies */
+		if (cnt == 1) {
+			n = send(c->fd, w->iov[0].iov_base, w->iov[0].iov_len,
+				 MSG_NOSIGNAL);
+		} else {
+			msg.msg_iov = w->iov;
+			msg.msg_iovlen = (size_t)cnt;
+			n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+		}
 		if (n > 0) {
 			reply_consume(out, (size_t)n);
 			WRITE_ONCE(w->io.bytes_written,
