@@ -415,9 +415,9 @@ static size_t proto_get_cont(struct proto_conn *pc, const char *buf,
  * Return: the item, or NULL when it is refused: then the answer is queued
  * and the engine goes to PROTO_SWALLOW (or PROTO_CLOSED).
  */
-static struct item *proto_update_alloc(struct proto_conn *pc,
-				       const struct parse_store *st,
-				       enum store_op op)
+static __attribute__((always_inline)) inline struct item *
+proto_update_alloc(struct proto_conn *pc, const struct parse_store *st,
+		   enum store_op op)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct item *it;
@@ -487,9 +487,9 @@ static void proto_update(struct proto_conn *pc, const struct parse_line *l,
  * still at hand, else NULL (a set that fails for memory then deletes the
  * key, which it copies from the item before the store takes the item).
  */
-static inline void proto_update_store(struct proto_conn *pc, struct item *it,
-				      enum store_op op, uint64_t cas,
-				      const char *line_key)
+static __attribute__((always_inline)) inline void
+proto_update_store(struct proto_conn *pc, struct item *it, enum store_op op,
+		   uint64_t cas, const char *line_key)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
