@@ -479,7 +479,7 @@ void store_flush_all(struct store *s, rel_time_t when)
 
 /* ---- one shard's indexes (all _locked: the caller holds sh->lock) ---- */
 
-static struct item *shard_find_locked(const struct shard *sh,
+static inline struct item *shard_find_locked(const struct shard *sh,
 				      const struct keyref *k)
 {
 	struct item *it;
