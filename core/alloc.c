@@ -26,12 +26,14 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
+static bool fail_armed;			/* atomic; set by the first arming */
 static long fail_after = -1;		/* atomic; < 0: disarmed */
 static unsigned int fail_one_in;	/* atomic; 0: disarmed */
 static unsigned long fail_count;	/* atomic */
 static uint64_t fail_rng = 0x9e3779b97f4a7c15ULL; /* atomic; xorshift state */
 
-static bool inject_failure(void)
+/* Whether to refuse this allocation; the part behind fail_armed. */
+static __attribute__((noinline)) bool inject_failure_armed(void)
 {
 	long n = __atomic_load_n(&fail_after, __ATOMIC_RELAXED);
 	unsigned int one_in = __atomic_load_n(&fail_one_in, __ATOMIC_RELAXED);
@@ -60,14 +62,29 @@ static bool inject_failure(void)
 	return false;
 }
 
+/*
+ * Whether to refuse this allocation: one load and a branch until a test
+ * first arms the injector (a daemon never does).
+ */
+static inline bool inject_failure(void)
+{
+	if (likely(!__atomic_load_n(&fail_armed, __ATOMIC_RELAXED)))
+		return false;
+	return inject_failure_armed();
+}
+
 void ak_alloc_fail_after(long n)
 {
 	__atomic_store_n(&fail_after, n < 0 ? -1 : n, __ATOMIC_RELAXED);
+	if (n >= 0)
+		__atomic_store_n(&fail_armed, true, __ATOMIC_RELEASE);
 }
 
 void ak_alloc_fail_random(unsigned int one_in)
 {
 	__atomic_store_n(&fail_one_in, one_in, __ATOMIC_RELAXED);
+	if (one_in)
+		__atomic_store_n(&fail_armed, true, __ATOMIC_RELEASE);
 }
 
 unsigned long ak_alloc_failures(void)
