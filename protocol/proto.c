@@ -111,16 +111,24 @@ static void proto_reply(struct proto_conn *pc, const char *s, size_t len)
 }
 
 /*
- * proto_reply() inlined, for the replies of the hot paths: the length is a
- * constant there, so reply_add()'s copy becomes a move or two.
+ * proto_out() and proto_reply() inlined, for the replies of the hot paths:
+ * the length is a constant there, so reply_add()'s copy becomes a move or
+ * two.
  */
 static __attribute__((always_inline)) inline void
-proto_reply_hot(struct proto_conn *pc, const char *s, size_t len)
+proto_out_hot(struct proto_conn *pc, const char *s, size_t len)
 {
-	if (pc->noreply || unlikely(pc->state == PROTO_CLOSED))
+	if (unlikely(pc->state == PROTO_CLOSED))
 		return;
 	if (unlikely(reply_add(&pc->out, s, len) < 0))
 		proto_fail(pc);
+}
+
+static __attribute__((always_inline)) inline void
+proto_reply_hot(struct proto_conn *pc, const char *s, size_t len)
+{
+	if (!pc->noreply)
+		proto_out_hot(pc, s, len);
 }
 
 /* "<prefix><n>\r\n", unless noreply. */
@@ -317,7 +325,7 @@ static const char *proto_get_keys(struct proto_conn *pc, const char *p,
 	if (!pc->get_nkeys && !get_kind_touches(pc->get_kind))
 		proto_out(pc, STR_AND_LEN("ERROR\r\n"));   /* "get" alone */
 	else
-		proto_out(pc, STR_AND_LEN("END\r\n"));
+		proto_out_hot(pc, STR_AND_LEN("END\r\n"));
 	if (pc->state != PROTO_CLOSED)
 		pc->state = PROTO_CMD;
 	return end;

@@ -171,6 +171,8 @@ static struct reply_chunk *reply_chunk_room(struct reply *r, size_t need)
 	c->nsegs = 0;
 	c->used = 0;
 	list_add_tail(&c->node, &r->chunks);
+	/* bytes go to the new chunk now: the open segment ends elsewhere */
+	r->open = NULL;
 	return c;
 }
 
@@ -201,7 +203,7 @@ out:
 	r->open = seg;
 }
 
-char *reply_reserve(struct reply *r, size_t len)
+char *reply_reserve_slow(struct reply *r, size_t len)
 {
 	struct reply_chunk *c;
 
@@ -215,7 +217,7 @@ char *reply_reserve(struct reply *r, size_t len)
 	return c->data + c->used;
 }
 
-void reply_commit(struct reply *r, size_t len)
+void reply_commit_slow(struct reply *r, size_t len)
 {
 	if (len)
 		reply_queue_copy(r, reply_tail(r), len);

@@ -50,7 +50,8 @@ struct reply {
 	struct reply_seg *segs;		/* ring of segments (iov + owner) */
 	/*
 	 * The open segment: NULL, or the last segment, a copy whose bytes end
-	 * at its chunk's free end, so that a copy queued next extends it.
+	 * at the free end of the last chunk, so that a copy queued next
+	 * extends it.
 	 */
 	struct reply_seg *open;
 	unsigned int seg_head;		/* first unsent segment */
@@ -157,28 +158,71 @@ int reply_addf(struct reply *r, const char *fmt, ...)
 int reply_add_ref(struct reply *r, struct item *it, const void *p, size_t len);
 
 /**
+ * reply_reserve_slow() - reply_reserve() when the open segment has no room
+ * @r:   the queue
+ * @len: at most REPLY_RESERVE_MAX
+ *
+ * Return: where to write, or NULL (-ENOMEM; nothing changed).
+ *
+ * Context: the thread that owns the connection; takes no lock.
+ */
+char *reply_reserve_slow(struct reply *r, size_t len);
+
+/**
+ * reply_commit_slow() - reply_commit() when there is no open segment
+ * @r:   the queue
+ * @len: bytes written, <= what was reserved
+ *
+ * Context: the thread that owns the connection; takes no lock.
+ */
+void reply_commit_slow(struct reply *r, size_t len);
+
+/**
  * reply_reserve() - room to format up to @len bytes in place
  * @r:   the queue
  * @len: at most REPLY_RESERVE_MAX
  *
  * The bytes written at the returned pointer are queued by reply_commit(),
  * which cannot fail after a successful reserve. Nothing else may be queued
- * in between.
+ * in between. When the open segment's chunk has the room, this is its
+ * free end (inline).
  *
  * Return: where to write, or NULL (-ENOMEM; nothing changed).
  *
  * Context: the thread that owns the connection; takes no lock.
  */
-char *reply_reserve(struct reply *r, size_t len);
+static inline char *reply_reserve(struct reply *r, size_t len)
+{
+	struct reply_seg *seg = r->open;
+
+	if (seg && len <= REPLY_RESERVE_MAX &&
+	    len <= REPLY_CHUNK_DATA - seg->chunk->used)
+		return seg->chunk->data + seg->chunk->used;
+	return reply_reserve_slow(r, len);
+}
 
 /**
  * reply_commit() - queue bytes written after reply_reserve()
  * @r:   the queue
  * @len: bytes written, <= what was reserved
  *
+ * With an open segment, the bytes were reserved at its end (a new chunk
+ * closes it): it grows by @len, inline.
+ *
  * Context: the thread that owns the connection; takes no lock.
  */
-void reply_commit(struct reply *r, size_t len);
+static inline void reply_commit(struct reply *r, size_t len)
+{
+	struct reply_seg *seg = r->open;
+
+	if (seg) {
+		seg->chunk->used += (unsigned int)len;
+		seg->len += len;
+		r->pending += len;
+		return;
+	}
+	reply_commit_slow(r, len);
+}
 
 /**
  * reply_mark() - remember the end of the queue

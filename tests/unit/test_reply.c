@@ -393,7 +393,8 @@ static void test_every_offset(void)
 /* Random queueing and random partial writes against the model. */
 /*
  * The open segment (reply.h): none, or the last segment, a copy that ends
- * at its chunk's free end, so that reply_add() may extend it in place.
+ * at the last chunk's free end, so that reply_add() and reply_reserve()
+ * may extend it in place.
  */
 static bool open_ok(const struct reply *r)
 {
@@ -405,6 +406,8 @@ static bool open_ok(const struct reply *r)
 		return false;
 	last = &r->segs[(r->seg_head + r->seg_count - 1) & (r->seg_cap - 1)];
 	return r->open == last && !last->it && last->chunk &&
+	       last->chunk == list_last_entry(&r->chunks, struct reply_chunk,
+					      node) &&
 	       last->base + last->len == last->chunk->data + last->chunk->used;
 }
 
