@@ -134,7 +134,7 @@ FUZZ_SRCS_conf  := server/conf.c server/settings.c core/alloc.c
 FUZZ_CC         := clang
 FUZZ_CFLAGS     := $(BASE) $(WARN) -O1 -DAK_MALLOC_LIBC -fno-omit-frame-pointer \
                    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_HDRS       := $(wildcard core/*.h protocol/*.h server/*.h tests/fuzz/*.h)
+FUZZ_HDRS       := $(wildcard core/*.h protocol/*.h server/*.h tests/fuzz/*.h) tests/unit/growbuf.h
 FUZZ_BINS       := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 UNIT_BINS       += $(FUZZ_TARGETS:%=build/asan/tests/test_fuzz_%)
 

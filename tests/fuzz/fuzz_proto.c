@@ -53,6 +53,7 @@
 
 #include "alloc.h"
 #include "fuzz.h"
+#include "../unit/growbuf.h"
 #include "hash.h"
 #include "item.h"
 #include "proto.h"
@@ -67,36 +68,13 @@
 /* PROTOCOL.md: an authentication block longer than this closes */
 #define AUTH_DATA_MAX	8192u
 
-struct obuf {
-	char *p;
-	size_t len, cap;
-};
-
-static void obuf_add(struct obuf *b, const void *p, size_t len)
-{
-	if (!len)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		if (!b->p)
-			abort();
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, len);
-	b->len += len;
-}
-
 struct harness {
 	struct store *store;
 	struct proto_settings set;
 	struct proto_ctx ctx;
 	struct proto_conn pc;
-	struct obuf in;		/* received, not consumed */
-	struct obuf out;	/* everything written */
+	struct growbuf in;	/* received, not consumed */
+	struct growbuf out;	/* everything written */
 	unsigned int max_reqs;
 	bool closed;
 	bool closed_long;	/* closed on a line over PROTO_LINE_MAX */
@@ -186,7 +164,7 @@ static bool h_drain(struct harness *h)
 		n = reply_iov(&h->pc.out, iov, 64);
 		FUZZ_CHECK(n > 0, "bytes pending but no iovec");
 		for (i = 0; i < n; i++) {
-			obuf_add(&h->out, iov[i].iov_base, iov[i].iov_len);
+			growbuf_add(&h->out, iov[i].iov_base, iov[i].iov_len);
 			total += iov[i].iov_len;
 		}
 		FUZZ_CHECK(total <= reply_pending(&h->pc.out),
@@ -254,7 +232,7 @@ static void h_feed(struct harness *h, const uint8_t *p, size_t len)
 {
 	if (h->closed || !len)
 		return;
-	obuf_add(&h->in, p, len);
+	growbuf_add(&h->in, p, len);
 	h_run(h);
 }
 
@@ -372,7 +350,7 @@ static long long value_line(const char *p, size_t n)
  * @cut_ok: the output may stop after a VALUE line (the connection was
  * closed for want of memory).
  */
-static void check_output(const struct obuf *out, struct obuf *norm,
+static void check_output(const struct growbuf *out, struct growbuf *norm,
 			 bool cut_ok)
 {
 	const char *p = out->p, *end = p ? p + out->len : p;
@@ -408,7 +386,7 @@ static void check_output(const struct obuf *out, struct obuf *norm,
 				run_start = norm->len;
 				in_run = true;
 			}
-			obuf_add(norm, p, (size_t)(blk + vbytes + 2 - p));
+			growbuf_add(norm, p, (size_t)(blk + vbytes + 2 - p));
 			p = blk + vbytes + 2;
 			last_key = NULL;
 			continue;
@@ -425,7 +403,7 @@ static void check_output(const struct obuf *out, struct obuf *norm,
 				   "KEY lines out of keyspace order");
 			last_key = p + 4;
 			last_nkey = n - 4;
-			obuf_add(norm, p, n + 2);
+			growbuf_add(norm, p, n + 2);
 			p = nl + 1;
 			continue;
 		}
@@ -444,16 +422,16 @@ static void check_output(const struct obuf *out, struct obuf *norm,
 			ok = true;
 		FUZZ_CHECK(ok, "unexpected reply line \"%.*s\"",
 			   (int)(n > 200 ? 200 : n), p);
-		obuf_add(norm, p, n + 2);
+		growbuf_add(norm, p, n + 2);
 		p = nl + 1;
 	}
 }
 
 /* Property 2 between the whole run and another way of feeding. */
 static void compare(const char *how, const struct harness *whole,
-		    const struct obuf *wnorm, const struct harness *other)
+		    const struct growbuf *wnorm, const struct harness *other)
 {
-	struct obuf onorm = { 0 };
+	struct growbuf onorm = { 0 };
 
 	check_output(&other->out, &onorm, false);
 	if (other->closed_long) {
@@ -480,7 +458,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t seed[HASH_SEED_BYTES] = { 1, 2, 3, 4 };
 	struct harness whole, split, pieces;
-	struct obuf wnorm = { 0 };
+	struct growbuf wnorm = { 0 };
 	uint8_t t[TRAILER] = { 0 };
 	size_t len = size, cut, piece, off;
 
@@ -512,7 +490,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (t[3] & 16) {
 		struct harness faulty;
-		struct obuf fnorm = { 0 };
+		struct growbuf fnorm = { 0 };
 
 		h_init(&faulty, t[3], t[2] & 3);
 		ak_alloc_fail_after((long)(cut % 256));

@@ -25,6 +25,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "growbuf.h"
 #include "hash.h"
 #include "item.h"
 #include "proto.h"
@@ -35,54 +36,17 @@
 #define T0		1700000000	/* the harness' unix time */
 #define ITEM_MAX_MC	(1024 * 1024)	/* memcached's default -I */
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static uint64_t rnd(void)
-{
-	uint64_t x = rng_state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return x;
-}
-
-static unsigned int rnd_below(unsigned int n)
-{
-	return (unsigned int)(rnd() % n);
-}
+#define RND_SEED	0x2545f4914f6cdd1dull
+#include "rnd.h"
 
 /* ------------------------------------------------------------------ */
 /* a growable byte buffer                                               */
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
 
-static void buf_add(struct buf *b, const void *p, size_t len)
-{
-	if (!len)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		if (!b->p)
-			abort();
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, len);
-	b->len += len;
-}
-
-static void buf_addf(struct buf *b, const char *fmt, ...)
+static void buf_addf(struct growbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void buf_addf(struct buf *b, const char *fmt, ...)
+static void buf_addf(struct growbuf *b, const char *fmt, ...)
 {
 	char tmp[1024];
 	va_list ap;
@@ -93,10 +57,10 @@ static void buf_addf(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(tmp))
 		abort();
-	buf_add(b, tmp, (size_t)n);
+	growbuf_add(b, tmp, (size_t)n);
 }
 
-static void buf_free(struct buf *b)
+static void buf_free(struct growbuf *b)
 {
 	free(b->p);
 	b->p = NULL;
@@ -137,8 +101,8 @@ struct harness {
 	struct proto_settings set;
 	struct proto_ctx ctx;
 	struct proto_conn pc;
-	struct buf in;			/* received, not consumed */
-	struct buf out;			/* everything "written" */
+	struct growbuf in;		/* received, not consumed */
+	struct growbuf out;		/* everything "written" */
 	size_t in_peak;			/* most input ever held */
 	unsigned int max_reqs;
 	unsigned int calls;		/* proto_process() calls */
@@ -221,7 +185,7 @@ static void h_drain(struct harness *h)
 
 		n = reply_iov(&h->pc.out, iov, 64);
 		for (i = 0; i < n; i++) {
-			buf_add(&h->out, iov[i].iov_base, iov[i].iov_len);
+			growbuf_add(&h->out, iov[i].iov_base, iov[i].iov_len);
 			total += iov[i].iov_len;
 		}
 		reply_consume(&h->pc.out, total);
@@ -255,7 +219,7 @@ static void h_feed(struct harness *h, const void *p, size_t len)
 {
 	if (h->closed)
 		return;
-	buf_add(&h->in, p, len);
+	growbuf_add(&h->in, p, len);
 	if (h->in.len > h->in_peak)
 		h->in_peak = h->in.len;
 	h_run(h);
@@ -858,7 +822,7 @@ static const struct ref_case memcached_cases[] = {
 };
 
 /* Expands "<<N*unit>>" runs into @b. */
-static void expand(struct buf *b, const char *p, size_t len)
+static void expand(struct growbuf *b, const char *p, size_t len)
 {
 	const char *end = p + len;
 
@@ -868,7 +832,7 @@ static void expand(struct buf *b, const char *p, size_t len)
 		unsigned long n;
 
 		if (end - p < 2 || p[0] != '<' || p[1] != '<') {
-			buf_add(b, p, 1);
+			growbuf_add(b, p, 1);
 			p++;
 			continue;
 		}
@@ -880,7 +844,7 @@ static void expand(struct buf *b, const char *p, size_t len)
 		while (close + 2 < end && close[2] == '>')
 			close++;
 		while (n--)
-			buf_add(b, star + 1, (size_t)(close - star - 1));
+			growbuf_add(b, star + 1, (size_t)(close - star - 1));
 		p = close + 2;
 	}
 }
@@ -904,7 +868,7 @@ static void test_memcached_cases(void)
 
 	for (i = 0; i < n; i++) {
 		const struct ref_case *c = &memcached_cases[i];
-		struct buf req = { 0 }, exp = { 0 };
+		struct growbuf req = { 0 }, exp = { 0 };
 		struct harness h;
 		int pass;
 
@@ -1082,7 +1046,7 @@ static void test_session_splits(void)
 
 static void test_pipeline(void)
 {
-	struct buf req = { 0 }, exp = { 0 };
+	struct growbuf req = { 0 }, exp = { 0 };
 	char val[300];
 	unsigned int i, j, round;
 	uint64_t seed = rng_state;
@@ -1097,8 +1061,8 @@ static void test_pipeline(void)
 				val[j] = "\r\n\0"[rnd_below(3)];
 		}
 		buf_addf(&req, "set key%u %u 0 %zu\r\n", i, i, n);
-		buf_add(&req, val, n);
-		buf_add(&req, "\r\n", 2);
+		growbuf_add(&req, val, n);
+		growbuf_add(&req, "\r\n", 2);
 		buf_addf(&exp, "STORED\r\n");
 	}
 	for (i = 0; i < 500; i++)
@@ -1106,7 +1070,7 @@ static void test_pipeline(void)
 	/* the expected values: replay the generator */
 	rng_state = seed;
 	{
-		struct buf vals = { 0 };
+		struct growbuf vals = { 0 };
 
 		for (i = 0; i < 500; i++) {
 			size_t n = rnd_below(sizeof(val));
@@ -1117,10 +1081,10 @@ static void test_pipeline(void)
 					val[j] = "\r\n\0"[rnd_below(3)];
 			}
 			buf_addf(&vals, "VALUE key%u %u %zu\r\n", i, i, n);
-			buf_add(&vals, val, n);
-			buf_add(&vals, "\r\nEND\r\n", 7);
+			growbuf_add(&vals, val, n);
+			growbuf_add(&vals, "\r\nEND\r\n", 7);
 		}
-		buf_add(&exp, vals.p, vals.len);
+		growbuf_add(&exp, vals.p, vals.len);
 		buf_free(&vals);
 	}
 	for (round = 0; round < 4; round++) {
@@ -1154,7 +1118,7 @@ static void test_max_reqs(void)
 	size_t n;
 
 	h_init(&h, ITEM_MAX_MC);
-	buf_add(&h.in, S("version\r\nversion\r\nset a 0 0 1\r\nx\r\nversion\r\n"));
+	growbuf_add(&h.in, S("version\r\nversion\r\nset a 0 0 1\r\nx\r\nversion\r\n"));
 	n = proto_process(&h.pc, h.in.p, h.in.len, 2);
 	CHECK(n == 18);
 	/* the data block of the last request run is read with it */
@@ -1175,7 +1139,7 @@ static void test_big_value(void)
 	size_t nval = 1u << 20, i;
 	char *val = malloc(nval);
 	struct harness h;
-	struct buf exp = { 0 };
+	struct growbuf exp = { 0 };
 	struct iovec iov[8];
 	struct item *it;
 	int n, k;
@@ -1189,7 +1153,7 @@ static void test_big_value(void)
 	h_feeds(&h, "\r\n");
 	CHECK_OUT(&h, 0, "STORED\r\n");
 
-	buf_add(&h.in, S("get big\r\n"));
+	growbuf_add(&h.in, S("get big\r\n"));
 	CHECK(proto_process(&h.pc, h.in.p, h.in.len, 0) == h.in.len);
 	h.in.len = 0;
 	it = store_get(h.store, "big", 3, NULL);
@@ -1204,8 +1168,8 @@ static void test_big_value(void)
 		item_put(it);
 	h_drain(&h);
 	buf_addf(&exp, "STORED\r\nVALUE big 7 1048576\r\n");
-	buf_add(&exp, val, nval);
-	buf_add(&exp, "\r\nEND\r\n", 7);
+	growbuf_add(&exp, val, nval);
+	growbuf_add(&exp, "\r\nEND\r\n", 7);
 	CHECK(out_is(&h, 0, exp.p, exp.len));
 	h_fini(&h);
 	buf_free(&exp);
@@ -1259,7 +1223,7 @@ static void test_long_lines(void)
 static void test_streaming_get(void)
 {
 	static const char *const cmds[] = { "get", "gets", "gat 0", "gats 0" };
-	struct buf line = { 0 }, exp = { 0 };
+	struct growbuf line = { 0 }, exp = { 0 };
 	struct harness h;
 	unsigned int i, c;
 
@@ -1321,7 +1285,7 @@ static void test_streaming_get(void)
  * stay sent, then the error, the rest of the line is dropped. */
 static void test_streaming_bad_key(void)
 {
-	struct buf line = { 0 };
+	struct growbuf line = { 0 };
 	struct harness h;
 	unsigned int i;
 	size_t at;
@@ -1339,8 +1303,8 @@ static void test_streaming_bad_key(void)
 	for (i = 0; i < 1000; i++)
 		buf_addf(&line, " k%u", i);
 	memset(bad, 'x', sizeof(bad));
-	buf_add(&line, " ", 1);
-	buf_add(&line, bad, sizeof(bad));
+	growbuf_add(&line, " ", 1);
+	growbuf_add(&line, bad, sizeof(bad));
 	for (i = 0; i < 1000; i++)
 		buf_addf(&line, " k%u", i);
 	buf_addf(&line, "\r\nget k1\r\n");
@@ -1368,7 +1332,7 @@ static void test_streaming_bad_key(void)
 static void test_high_water(void)
 {
 	struct harness h;
-	struct buf exp = { 0 };
+	struct growbuf exp = { 0 };
 	size_t vlen = 100000, n;
 	char *val = malloc(vlen);
 	unsigned int i;
@@ -1385,8 +1349,8 @@ static void test_high_water(void)
 		h_feed(&h, val, vlen);
 		h_feeds(&h, "\r\n");
 		buf_addf(&exp, "VALUE b%u 0 %zu\r\n", i, vlen);
-		buf_add(&exp, val, vlen);
-		buf_add(&exp, "\r\n", 2);
+		growbuf_add(&exp, val, vlen);
+		growbuf_add(&exp, "\r\n", 2);
 	}
 	buf_addf(&exp, "END\r\nVERSION " PROTO_VERSION "\r\n");
 	n = proto_process(&h.pc, line, sizeof(line) - 1, 0);
@@ -1613,7 +1577,7 @@ static void test_differences(void)
 	/* memcached: closes a gat line over 2048 bytes without newline */
 	{
 		struct harness h;
-		struct buf line = { 0 };
+		struct growbuf line = { 0 };
 		unsigned int i;
 
 		h_init(&h, ITEM_MAX_MC);
@@ -1689,7 +1653,7 @@ static void test_range(void)
 {
 	const char *sorted[NRANGE_KEYS];
 	struct harness h;
-	struct buf exp = { 0 };
+	struct growbuf exp = { 0 };
 	unsigned int i, page, got;
 	size_t from;
 

@@ -20,23 +20,8 @@
 #include "item.h"
 #include "reply.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(void)
-{
-	uint64_t x = rng_state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return x;
-}
-
-static unsigned int rnd_below(unsigned int n)
-{
-	return (unsigned int)(rnd() % n);
-}
+#define RND_SEED	0x9e3779b97f4a7c15ull
+#include "rnd.h"
 
 /* ------------------------------------------------------------------ */
 /* the model: the byte stream, and where each reference ends in it       */
