@@ -239,9 +239,16 @@ static bool item_is_int(const struct item *it)
 	return it->iflags & ITEM_INTKEY;
 }
 
-static void mem_add(struct store *s, int64_t delta)
+/*
+ * The store-wide counter is shared by every worker: a change of 0 (a value
+ * replaced by one of the same size class, an integer key added without a
+ * new radix node) skips the locked add.
+ */
+static inline void mem_add(struct store *s, int64_t delta)
 {
-	__atomic_fetch_add(&s->mem_used, (size_t)delta, __ATOMIC_RELAXED);
+	if (delta)
+		__atomic_fetch_add(&s->mem_used, (size_t)delta,
+				   __ATOMIC_RELAXED);
 }
 
 /* Bytewise order, a prefix first. */
@@ -891,7 +898,6 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	size_t add, credit, charged = 0;
 	size_t old_size = 0;
 	uint64_t nodes;
-	int64_t delta;
 	struct item *old;
 	uint64_t seq;
 	int err;
@@ -984,16 +990,10 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	sh->bytes += size;
 	sh->total_items++;
 	sh->index_bytes += (sh->ints.nr_nodes - nodes) * s->node_size;
-	/*
-	 * What really changed, less the reservation: never positive, and 0
-	 * when a value of the same size class replaces another (then the
-	 * shared counter's locked add is skipped).
-	 */
-	delta = (int64_t)size - (int64_t)credit +
-		(int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
-		(int64_t)charged;
-	if (delta)
-		mem_add(s, delta);
+	/* what really changed, less the reservation: never positive */
+	mem_add(s, (int64_t)size - (int64_t)credit +
+		   (int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
+		   (int64_t)charged);
 
 	seq = sh->cas_seq + 1;
 	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
