@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * range.c - ordered ranges over the shards: bounds, spans, walks, merge,
+ * count and delete_range.
+ *
+ * Each shard keeps its own radix tree and rbtree, so a range walks every
+ * shard in keyspace order, a slice of SLICE_ITEMS entries per lock hold,
+ * and merges the shards' sorted results, keeping the first max. A shard
+ * walked after the result is full only looks before its last entry
+ * (span_narrow()).
+ */
+#include "shard.h"
+
+#include <errno.h>
+#include <limits.h>
+
+#define SLICE_ITEMS		256	/* entries a range walk visits per lock hold */
+
+/* A limit on the string part of the keyspace. */
+struct sbound {
+	bool open;			/* no limit */
+	bool incl;
+	const char *key;
+	size_t nkey;
+};
+
+/*
+ * What is left of a range in one shard (or over all of them): the integer
+ * keys [ilo, ihi] when ints, and the string keys between slo and shi when
+ * strs. Walks narrow it as they go, so a slice resumes where the last
+ * stopped; the buffers hold keys copied from items for that.
+ */
+struct span {
+	bool ints;
+	bool strs;
+	uint64_t ilo, ihi;
+	struct sbound slo, shi;
+	char lo_buf[KEY_MAX_LENGTH];
+	char hi_buf[KEY_MAX_LENGTH];
+};
+
+/* What a walk does with each live item in range; false stops the walk. */
+typedef bool walk_fn(struct store *s, struct shard *sh, struct item *it,
+		     void *arg, struct dead_list *dead);
+
+static void sbound_set(struct sbound *b, const char *key, size_t nkey,
+		       bool incl)
+{
+	b->open = false;
+	b->incl = incl;
+	b->key = key;
+	b->nkey = nkey;
+}
+
+/* Turn two bounds into a span. Return: false for an empty range. */
+static bool span_init(struct span *sp, const struct store_bound *from,
+		      const struct store_bound *to)
+{
+	uint64_t v;
+	int c;
+
+	sp->ints = sp->strs = true;
+	sp->ilo = 0;
+	sp->ihi = UINT64_MAX;
+	sp->slo.open = sp->shi.open = true;
+
+	switch (from->kind) {
+	case BOUND_MIN:
+		break;
+	case BOUND_MAX:
+		return false;
+	case BOUND_INCL:
+	case BOUND_EXCL:
+		if (key_is_integer(from->key, from->nkey, &v)) {
+			if (from->kind == BOUND_INCL)
+				sp->ilo = v;
+			else if (v == UINT64_MAX)
+				sp->ints = false;
+			else
+				sp->ilo = v + 1;
+		} else {
+			sp->ints = false;
+			sbound_set(&sp->slo, from->key, from->nkey,
+				   from->kind == BOUND_INCL);
+		}
+		break;
+	}
+	switch (to->kind) {
+	case BOUND_MAX:
+		break;
+	case BOUND_MIN:
+		return false;
+	case BOUND_INCL:
+	case BOUND_EXCL:
+		if (key_is_integer(to->key, to->nkey, &v)) {
+			sp->strs = false;
+			if (to->kind == BOUND_INCL)
+				sp->ihi = v;
+			else if (v == 0)
+				sp->ints = false;
+			else
+				sp->ihi = v - 1;
+		} else {
+			sbound_set(&sp->shi, to->key, to->nkey,
+				   to->kind == BOUND_INCL);
+		}
+		break;
+	}
+	if (sp->ints && sp->ilo > sp->ihi)
+		sp->ints = false;
+	if (sp->strs && !sp->slo.open && !sp->shi.open) {
+		c = str_cmp(sp->slo.key, sp->slo.nkey, sp->shi.key,
+			    sp->shi.nkey);
+		if (c > 0 || (c == 0 && !(sp->slo.incl && sp->shi.incl)))
+			sp->strs = false;
+	}
+	return sp->ints || sp->strs;
+}
+
+/* Whether a string key is above the lower / below the upper limit. */
+static bool sbound_above(const struct sbound *lo, const struct item *it)
+{
+	int c;
+
+	if (lo->open)
+		return true;
+	c = str_cmp(item_key(it), it->nkey, lo->key, lo->nkey);
+	return c > 0 || (c == 0 && lo->incl);
+}
+
+static bool sbound_below(const struct sbound *hi, const struct item *it)
+{
+	int c;
+
+	if (hi->open)
+		return true;
+	c = str_cmp(item_key(it), it->nkey, hi->key, hi->nkey);
+	return c < 0 || (c == 0 && hi->incl);
+}
+
+/* Make the span's lower (@lo) or upper limit exclude @it and what is past. */
+static void span_exclude_str(struct span *sp, const struct item *it, bool lo)
+{
+	char *buf = lo ? sp->lo_buf : sp->hi_buf;
+
+	memcpy(buf, item_key(it), it->nkey);
+	sbound_set(lo ? &sp->slo : &sp->shi, buf, it->nkey, false);
+}
+
+/* First node at or above @lo (NULL: none). */
+static struct rb_node *shard_seek_ge_locked(const struct shard *sh,
+					    const struct sbound *lo)
+{
+	struct rb_node *n = sh->tree.rb_node, *best = NULL;
+
+	if (lo->open)
+		return rb_first(&sh->tree);
+	while (n) {
+		if (sbound_above(lo, rb_entry(n, struct item, rbnode))) {
+			best = n;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return best;
+}
+
+/* Last node at or below @hi (NULL: none). */
+static struct rb_node *shard_seek_le_locked(const struct shard *sh,
+					    const struct sbound *hi)
+{
+	struct rb_node *n = sh->tree.rb_node, *best = NULL;
+
+	if (hi->open)
+		return rb_last(&sh->tree);
+	while (n) {
+		if (sbound_below(hi, rb_entry(n, struct item, rbnode))) {
+			best = n;
+			n = n->rb_right;
+		} else {
+			n = n->rb_left;
+		}
+	}
+	return best;
+}
+
+/*
+ * Visit one live item of a walk, or reclaim a dead one. Return: false when
+ * @fn asked to stop.
+ */
+static bool walk_visit_locked(struct store *s, struct shard *sh,
+			      struct item *it, rel_time_t now, walk_fn *fn,
+			      void *arg, struct dead_list *dead)
+{
+	if (item_state(s, sh, it, now) != STORE_HIT) {
+		item_reclaim_locked(s, sh, it, dead);
+		return true;
+	}
+	return fn(s, sh, it, arg, dead);
+}
+
+static bool walk_ints_locked(struct store *s, struct shard *sh,
+			     struct span *sp, bool reverse,
+			     unsigned int *budget, rel_time_t now, walk_fn *fn,
+			     void *arg, struct dead_list *dead)
+{
+	void *batch[WALK_BATCH];
+	unsigned int n, i;
+
+	while (sp->ints && *budget) {
+		unsigned int want = *budget < WALK_BATCH ? *budget : WALK_BATCH;
+
+		if (reverse)
+			n = radix_tree_gang_lookup_rev(&sh->ints, batch, NULL,
+						       sp->ihi, want);
+		else
+			n = radix_tree_gang_lookup(&sh->ints, batch, NULL,
+						   sp->ilo, want);
+		if (!n)
+			sp->ints = false;
+		for (i = 0; i < n && sp->ints; i++) {
+			struct item *it = batch[i];
+
+			if (reverse ? it->ikey < sp->ilo : it->ikey > sp->ihi) {
+				sp->ints = false;
+				break;
+			}
+			(*budget)--;
+			if (reverse ? it->ikey == 0 : it->ikey == UINT64_MAX)
+				sp->ints = false;
+			else if (reverse)
+				sp->ihi = it->ikey - 1;
+			else
+				sp->ilo = it->ikey + 1;
+			if (!walk_visit_locked(s, sh, it, now, fn, arg, dead))
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool walk_strs_locked(struct store *s, struct shard *sh,
+			     struct span *sp, bool reverse,
+			     unsigned int *budget, rel_time_t now, walk_fn *fn,
+			     void *arg, struct dead_list *dead)
+{
+	struct rb_node *node, *next;
+	bool go_on = true;
+
+	if (!sp->strs || !*budget)
+		return true;
+	node = reverse ? shard_seek_le_locked(sh, &sp->shi) :
+			 shard_seek_ge_locked(sh, &sp->slo);
+	for (; node; node = next) {
+		struct item *it = rb_entry(node, struct item, rbnode);
+
+		if (reverse ? !sbound_above(&sp->slo, it) :
+			      !sbound_below(&sp->shi, it))
+			break;
+		if (!*budget)
+			return true;	/* the span already resumes here */
+		next = reverse ? rb_prev(node) : rb_next(node);
+		(*budget)--;
+		/* resume past @it; copied before a reclaim may unlink it */
+		span_exclude_str(sp, it, !reverse);
+		go_on = walk_visit_locked(s, sh, it, now, fn, arg, dead);
+		if (!go_on)
+			return false;
+	}
+	sp->strs = false;
+	return true;
+}
+
+/*
+ * Visit up to @budget entries of @sp in @sh in keyspace order (@reverse:
+ * descending), narrowing @sp past them. Return: true when this shard's part
+ * of the walk is over (span exhausted or @fn said stop).
+ */
+static bool walk_slice_locked(struct store *s, struct shard *sh,
+			      struct span *sp, bool reverse,
+			      unsigned int budget, walk_fn *fn, void *arg,
+			      struct dead_list *dead)
+{
+	rel_time_t now = store_now(s);
+
+	if (!reverse) {
+		if (!walk_ints_locked(s, sh, sp, false, &budget, now, fn, arg,
+				      dead))
+			return true;
+		if (!walk_strs_locked(s, sh, sp, false, &budget, now, fn, arg,
+				      dead))
+			return true;
+	} else {
+		if (!walk_strs_locked(s, sh, sp, true, &budget, now, fn, arg,
+				      dead))
+			return true;
+		if (!walk_ints_locked(s, sh, sp, true, &budget, now, fn, arg,
+				      dead))
+			return true;
+	}
+	return !sp->ints && !sp->strs;
+}
+
+/* Walk all of @base in @sh, a slice per lock hold. */
+static void shard_walk(struct store *s, struct shard *sh,
+		       const struct span *base, bool reverse, walk_fn *fn,
+		       void *arg)
+{
+	struct span sp = *base;
+	bool done;
+
+	/* the copy's limits may point into base's buffers: fine, base lives */
+	do {
+		DEAD_LIST(dead);
+
+		shard_lock(sh);
+		done = walk_slice_locked(s, sh, &sp, reverse, SLICE_ITEMS, fn,
+					 arg, &dead);
+		shard_unlock(sh);
+		items_release(&dead);
+	} while (!done);
+}
+
+struct range_acc {
+	struct item **buf;
+	unsigned int n, max;
+};
+
+static bool range_fn(struct store *s, struct shard *sh, struct item *it,
+		     void *arg, struct dead_list *dead)
+{
+	struct range_acc *acc = arg;
+
+	(void)s;
+	(void)sh;
+	(void)dead;
+	item_get(it);
+	acc->buf[acc->n++] = it;
+	return acc->n < acc->max;
+}
+
+static bool count_fn(struct store *s, struct shard *sh, struct item *it,
+		     void *arg, struct dead_list *dead)
+{
+	(void)s;
+	(void)sh;
+	(void)it;
+	(void)dead;
+	(*(uint64_t *)arg)++;
+	return true;
+}
+
+static bool delete_fn(struct store *s, struct shard *sh, struct item *it,
+		      void *arg, struct dead_list *dead)
+{
+	item_unlink_locked(s, sh, it, dead);
+	(*(uint64_t *)arg)++;
+	return true;
+}
+
+static int item_order(const struct item *a, const struct item *b,
+		      bool reverse)
+{
+	int c = item_cmp(a, b);
+
+	return reverse ? -c : c;
+}
+
+/*
+ * Merge the sorted @tmp[0..@m) into the sorted @out[0..@n), keeping the
+ * first @max; the references of the items dropped are put.
+ * Return: the new length of @out.
+ */
+static unsigned int range_merge(struct item **out, unsigned int n,
+				struct item **tmp, unsigned int m,
+				unsigned int max, bool reverse)
+{
+	unsigned int total;
+
+	while (n + m > max) {
+		if (!m || (n && item_order(out[n - 1], tmp[m - 1],
+					   reverse) > 0))
+			item_put(out[--n]);
+		else
+			item_put(tmp[--m]);
+	}
+	total = n + m;
+	while (m) {
+		if (n && item_order(out[n - 1], tmp[m - 1], reverse) > 0)
+			out[n + m - 1] = out[n - 1], n--;
+		else
+			out[n + m - 1] = tmp[m - 1], m--;
+	}
+	return total;
+}
+
+/*
+ * @out holds the first max items of the shards walked so far: the shards
+ * left need only look before its last one.
+ */
+static void span_narrow(struct span *sp, const struct item *last,
+			bool reverse)
+{
+	if (!reverse) {
+		if (item_is_int(last)) {
+			sp->strs = false;
+			if (last->ikey == 0 || last->ikey - 1 < sp->ilo)
+				sp->ints = false;
+			else
+				sp->ihi = last->ikey - 1;
+		} else {
+			span_exclude_str(sp, last, false);
+		}
+	} else {
+		if (item_is_int(last)) {
+			if (last->ikey == UINT64_MAX || last->ikey + 1 > sp->ihi)
+				sp->ints = false;
+			else
+				sp->ilo = last->ikey + 1;
+		} else {
+			sp->ints = false;
+			span_exclude_str(sp, last, true);
+		}
+	}
+}
+
+int store_range(struct store *s, const struct store_bound *from,
+		const struct store_bound *to, bool reverse, unsigned int max,
+		struct item **out)
+{
+	struct item **tmp = NULL;
+	struct span base;
+	unsigned int i, n = 0;
+
+	if (max > INT_MAX)
+		max = INT_MAX;
+	if (!max || !span_init(&base, from, to))
+		return 0;
+	if (s->cfg.nshards > 1) {
+		tmp = ak_malloc((size_t)max * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+	}
+	for (i = 0; i < s->cfg.nshards && (base.ints || base.strs); i++) {
+		struct range_acc acc = { i ? tmp : out, 0, max };
+
+		shard_walk(s, &s->shards[i], &base, reverse, range_fn, &acc);
+		n = i ? range_merge(out, n, tmp, acc.n, max, reverse) : acc.n;
+		if (n == max)
+			span_narrow(&base, out[max - 1], reverse);
+	}
+	ak_free(tmp);
+	return (int)n;
+}
+
+uint64_t store_count(struct store *s, const struct store_bound *from,
+		     const struct store_bound *to)
+{
+	struct span base;
+	uint64_t n = 0;
+	unsigned int i;
+
+	if (!span_init(&base, from, to))
+		return 0;
+	for (i = 0; i < s->cfg.nshards; i++)
+		shard_walk(s, &s->shards[i], &base, false, count_fn, &n);
+	return n;
+}
+
+uint64_t store_delete_range(struct store *s, const struct store_bound *from,
+			    const struct store_bound *to)
+{
+	struct span base;
+	uint64_t n = 0;
+	unsigned int i;
+
+	if (!span_init(&base, from, to))
+		return 0;
+	for (i = 0; i < s->cfg.nshards; i++)
+		shard_walk(s, &s->shards[i], &base, false, delete_fn, &n);
+	return n;
+}
+
+int store_bound_cmp(const struct store_bound *a, const struct store_bound *b)
+{
+	int ra = a->kind == BOUND_MIN ? -1 : a->kind == BOUND_MAX ? 1 : 0;
+	int rb = b->kind == BOUND_MIN ? -1 : b->kind == BOUND_MAX ? 1 : 0;
+
+	if (ra || rb)
+		return ra == rb ? 0 : (ra < rb ? -1 : 1);
+	return key_compare(a->key, a->nkey, b->key, b->nkey);
+}

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shard.h - the store's private parts: struct store and struct shard, the
+ * key reference, the dead list and the helpers that store.c, evict.c,
+ * expire.c, range.c and store_check.c share. Not for users of the store:
+ * they include store.h.
+ *
+ * Lock order: a thread holds at most one shard lock at a time and takes no
+ * other lock while holding it. The flush mutex only serialises concurrent
+ * store_flush_all() calls and is never held together with a shard lock.
+ *
+ * What happens under a shard lock: items are allocated and filled before
+ * it (store_item_alloc(), item_alloc()) and radix inserts are preloaded
+ * before it, so nothing allocates under it but a radix insert that the
+ * preload did not cover. Items unlinked under the lock are either handed
+ * over to the other holders of a reference (the store's reference is
+ * dropped: they free the block) or, when the store holds the last
+ * reference, collected on a local list ("dead", through dead_next) and
+ * freed with items_release() after unlocking; an old hash bucket array is
+ * freed after unlocking too. What does free under the lock is
+ * radix_tree_delete(), which gives the nodes it empties back to the
+ * thread's preload pool or, when the pool is full, to the allocator.
+ *
+ * Memory: s->mem_used counts the allocator bytes of every linked item plus
+ * every shard's index bytes (hash bucket arrays and radix nodes). Any growth
+ * is reserved first with mem_charge_locked(), which evicts until the
+ * reservation fits, so mem_used never exceeds the limit.
+ *
+ * Per shard, under its lock (store_check_invariants() checks all of it):
+ *  - every linked item is on exactly one index (radix tree by ikey for
+ *    integer keys; hash table and rbtree for the others), has ITEM_LINKED
+ *    set, and its key maps to this shard;
+ *  - curr_items = curr_int_items + curr_str_items, the entries of the
+ *    indexes; bytes the sum of the linked items' item_alloc_size(),
+ *    index_bytes htable_memory() + radix nodes * node size;
+ *  - a clock hand on the string part points at a linked string item of
+ *    the shard or is NULL (past the last one).
+ *
+ * Synchronization: a function named _locked expects the shard lock of the
+ * shard it is given held (and checks it in a debug build); the others say
+ * in their Context line what they take.
+ */
+#ifndef ANCHORKV_SHARD_H
+#define ANCHORKV_SHARD_H
+
+#include "store.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "compiler.h"
+#include "hash.h"
+#include "htable.h"
+#include "lock.h"
+#include "radix_tree.h"
+#include "rbtree.h"
+
+#define CACHE_LINE		64
+#define EPOCH_UNSET		INT64_MIN
+#define WALK_BATCH		32	/* radix gang lookup batch */
+
+/*
+ * A position in a shard's keyspace order: the next integer index to visit,
+ * or the next string item (NULL: past the last one, next is a new lap).
+ */
+struct clock_hand {
+	bool in_strs;
+	uint64_t ikey;
+	struct item *item;
+};
+
+/* Items to free once the shard lock is dropped (see dead_push()). */
+struct dead_list {
+	struct item *first;
+};
+
+#define DEAD_LIST(name)	struct dead_list name = { NULL }
+
+struct shard {
+	struct ak_lock lock;
+	/* everything below is guarded by lock, except where marked atomic */
+	struct htable ht;		/* string keys by item_key_hash() */
+	struct rb_root tree;		/* string keys in memcmp order */
+	struct radix_tree_root ints;	/* integer keys by value */
+	struct clock_hand hand;		/* CLOCK eviction */
+	struct clock_hand expire_hand;	/* store_expire_step() */
+	uint64_t cas_seq;		/* atomic reads (flush); written under lock */
+	uint64_t flush_cas;		/* atomic: see item_flushed() */
+	uint64_t curr_items;
+	uint64_t curr_int_items;
+	uint64_t curr_str_items;
+	uint64_t total_items;
+	uint64_t bytes;			/* item_alloc_size() of linked items */
+	uint64_t index_bytes;		/* hash arrays + radix nodes */
+	uint64_t evictions;
+	uint64_t evicted_unfetched;
+	uint64_t expired_unfetched;
+	uint64_t reclaimed;
+	uint64_t grow_retry_at;		/* ht.count before a refused grow retries */
+	unsigned int index;
+} __attribute__((aligned(CACHE_LINE)));
+
+struct store {
+	struct store_config cfg;
+	struct shard *shards;
+	void *mem;			/* the block holding store and shards */
+	unsigned int shard_bits;
+	uint32_t shard_mask;
+	size_t node_size;		/* radix_tree_node_size() */
+	pthread_mutex_t flush_lock;	/* serialises store_flush_all() */
+
+	/* read-mostly, lock free */
+	int64_t epoch __attribute__((aligned(CACHE_LINE))); /* atomic */
+	rel_time_t now;			/* atomic, never decreases */
+	/* atomic: low half = done (in effect), high half = pending moment */
+	uint64_t flush_word;
+
+	/* written by every store */
+	size_t mem_used __attribute__((aligned(CACHE_LINE))); /* atomic */
+	unsigned int expire_shard;	/* atomic: next shard to expire */
+	unsigned int evict_shard;	/* atomic: next shard to evict from */
+} __attribute__((aligned(CACHE_LINE)));
+
+/* A key looked up by a client, classified and hashed before any lock. */
+struct keyref {
+	const char *key;
+	size_t nkey;
+	bool isint;
+	uint64_t ikey;
+	uint32_t hash;
+};
+
+static inline void items_release(struct dead_list *dead)
+{
+	struct item *it = dead->first;
+
+	while (it) {
+		struct item *next = it->dead_next;
+
+		item_free(it);	/* the store held the last reference */
+		it = next;
+	}
+	dead->first = NULL;
+}
+
+/*
+ * The store lets go of an item it has unlinked. When others hold it, the
+ * store's reference is just dropped (not the last: nothing is freed under
+ * the lock) and the last holder frees it. Otherwise nobody else can reach
+ * it (new references are only taken under the lock, from the indexes), so
+ * its cas word becomes the link of @dead.
+ * Context: the item's shard lock is held.
+ */
+static inline void dead_push(struct dead_list *dead, struct item *it)
+{
+	uint32_t ref = __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE);
+
+	while (ref > 1) {
+		if (__atomic_compare_exchange_n(&it->refcount, &ref, ref - 1,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return;
+	}
+	it->dead_next = dead->first;
+	dead->first = it;
+}
+
+static inline void shard_lock(struct shard *sh)
+{
+	ak_lock_acquire(&sh->lock);
+}
+
+static inline void shard_unlock(struct shard *sh)
+{
+	ak_lock_release(&sh->lock);
+}
+
+/* iflags writers hold the shard lock; readers may not, hence the atomics */
+static inline void item_set_flag(struct item *it, uint8_t f)
+{
+	uint8_t v = READ_ONCE(it->iflags);
+
+	if ((v & f) != f)
+		WRITE_ONCE(it->iflags, (uint8_t)(v | f));
+}
+
+static inline void item_clear_flag(struct item *it, uint8_t f)
+{
+	uint8_t v = READ_ONCE(it->iflags);
+
+	if (v & f)
+		WRITE_ONCE(it->iflags, (uint8_t)(v & ~f));
+}
+
+static inline bool item_is_int(const struct item *it)
+{
+	return it->iflags & ITEM_INTKEY;
+}
+
+/*
+ * The store-wide counter is shared by every worker: a change of 0 (a value
+ * replaced by one of the same size class, an integer key added without a
+ * new radix node) skips the locked add.
+ */
+static inline void mem_add(struct store *s, int64_t delta)
+{
+	if (delta)
+		__atomic_fetch_add(&s->mem_used, (size_t)delta,
+				   __ATOMIC_RELAXED);
+}
+
+/* Bytewise order, a prefix first. */
+static inline int str_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t n = na < nb ? na : nb;
+	int c = n ? memcmp(a, b, n) : 0;
+
+	if (c)
+		return c;
+	return na < nb ? -1 : na > nb;
+}
+
+/* Keyspace order of two items. */
+static inline int item_cmp(const struct item *a, const struct item *b)
+{
+	if (item_is_int(a) != item_is_int(b))
+		return item_is_int(a) ? -1 : 1;
+	if (item_is_int(a))
+		return a->ikey < b->ikey ? -1 : a->ikey > b->ikey;
+	return str_cmp(item_key(a), a->nkey, item_key(b), b->nkey);
+}
+
+static inline void keyref_init(struct keyref *k, const char *key, size_t nkey)
+{
+	k->key = key;
+	k->nkey = nkey;
+	k->isint = key_is_integer(key, nkey, &k->ikey);
+	k->hash = k->isint ? 0 : item_key_hash(key, nkey);
+}
+
+static inline void keyref_of_item(struct keyref *k, const struct item *it)
+{
+	k->key = item_key(it);
+	k->nkey = it->nkey;
+	k->isint = item_is_int(it);
+	k->ikey = k->isint ? it->ikey : 0;
+	k->hash = k->isint ? 0 : item_key_hash(k->key, k->nkey);
+}
+
+static inline bool keyref_valid(size_t nkey)
+{
+	return nkey >= 1 && nkey <= KEY_MAX_LENGTH;
+}
+
+static inline struct shard *shard_of_int(const struct store *s, uint64_t ikey)
+{
+	return &s->shards[(ikey >> RADIX_TREE_MAP_SHIFT) & s->shard_mask];
+}
+
+static inline struct shard *shard_of_hash(const struct store *s, uint32_t hash)
+{
+	/* top bits pick the shard, low bits the bucket: independent */
+	return &s->shards[s->shard_bits ? hash >> (32 - s->shard_bits) : 0];
+}
+
+static inline struct shard *shard_of(const struct store *s, const struct keyref *k)
+{
+	return k->isint ? shard_of_int(s, k->ikey) : shard_of_hash(s, k->hash);
+}
+
+/*
+ * An item is flushed if it was stored before the pending flush moment once
+ * that moment has come, or before the flush in effect ("done"): stored in
+ * an earlier second, or in the same second with a cas the flush had
+ * already handed out (shard->flush_cas, a snapshot of the cas sequence).
+ */
+static inline bool item_flushed(const struct store *s, const struct shard *sh,
+				const struct item *it, rel_time_t now)
+{
+	uint64_t w = __atomic_load_n(&s->flush_word, __ATOMIC_ACQUIRE);
+	rel_time_t done = (rel_time_t)w, pend = (rel_time_t)(w >> 32);
+
+	if (pend && pend <= now && it->time < pend)
+		return true;
+	if (!done || it->time > done)
+		return false;
+	if (it->time < done)
+		return true;
+	return it->cas <= __atomic_load_n(&sh->flush_cas, __ATOMIC_RELAXED);
+}
+
+static inline enum store_miss item_state(const struct store *s,
+					 const struct shard *sh,
+					 const struct item *it, rel_time_t now)
+{
+	rel_time_t exptime = READ_ONCE(it->exptime);
+
+	if (item_flushed(s, sh, it, now))
+		return STORE_MISS_FLUSHED;
+	if (exptime && exptime <= now)
+		return STORE_MISS_EXPIRED;
+	return STORE_HIT;
+}
+
+static inline struct item *str_next_locked(const struct item *it)
+{
+	struct rb_node *n = rb_next(&it->rbnode);
+
+	return n ? rb_entry(n, struct item, rbnode) : NULL;
+}
+
+static inline struct item *str_first_locked(const struct shard *sh)
+{
+	struct rb_node *n = rb_first(&sh->tree);
+
+	return n ? rb_entry(n, struct item, rbnode) : NULL;
+}
+
+/*
+ * A string item leaves the rbtree (@repl NULL) or is replaced there by
+ * @repl: no hand may keep pointing at it.
+ */
+static inline void hands_forget_locked(struct shard *sh, struct item *it,
+				       struct item *repl)
+{
+	if (sh->hand.in_strs && sh->hand.item == it)
+		sh->hand.item = repl ? repl : str_next_locked(it);
+	if (sh->expire_hand.in_strs && sh->expire_hand.item == it)
+		sh->expire_hand.item = repl ? repl : str_next_locked(it);
+}
+
+/* evict.c: the CLOCK hands, the memory charge, cross-shard eviction and
+ * hash table growth */
+struct item *hand_item_locked(const struct shard *sh, struct clock_hand *h);
+void hand_step_locked(const struct shard *sh, struct clock_hand *h,
+		      const struct item *it);
+int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
+		      bool defer, const struct item *keep, rel_time_t now,
+		      struct dead_list *dead, size_t *short_by);
+struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh);
+void shard_grow(struct store *s, struct shard *sh, unsigned int bits);
+size_t store_evict_others(struct store *s, struct shard *self, size_t need);
+
+/*
+ * Move a few old buckets of a growing hash table. Return: the old array
+ * once the move is complete (ak_free() it after unlocking), else NULL.
+ */
+static inline struct slist_head *shard_rehash_step_locked(struct store *s,
+							  struct shard *sh)
+{
+	if (likely(!htable_rehashing(&sh->ht)))
+		return NULL;
+	return shard_rehash_some_locked(s, sh);
+}
+
+/* Whether a write should be followed by shard_grow(). */
+static inline bool shard_wants_grow_locked(const struct shard *sh)
+{
+	return htable_wants_grow(&sh->ht) && sh->ht.count >= sh->grow_retry_at;
+}
+
+/* store.c: taking an item off the indexes */
+void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,
+			struct dead_list *dead);
+void item_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
+			 struct dead_list *dead);
+
+#endif /* ANCHORKV_SHARD_H */

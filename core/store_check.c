@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store_check.c - store_check_invariants(): every shard's indexes, counts
+ * and clock hands against each other and against the memory counter, as
+ * shard.h states them. For tests and fuzzers; it walks everything under
+ * each shard lock in turn.
+ */
+#include "shard.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#define CHECK_FAIL(...) do {					\
+	snprintf(why, len, __VA_ARGS__);			\
+	return -EUCLEAN;					\
+} while (0)
+
+static bool bucket_holds(const struct slist_head *b, const struct item *it)
+{
+	const struct item *cur;
+
+	slist_for_each_entry(cur, b, hnode)
+		if (cur == it)
+			return true;
+	return false;
+}
+
+/* Count a bucket array's entries, checking each is in its right bucket. */
+static int check_buckets_locked(const struct shard *sh,
+				const struct slist_head *arr, uint64_t from,
+				uint64_t to, uint64_t *count, char *why,
+				size_t len)
+{
+	const struct item *it;
+	uint64_t i;
+
+	for (i = from; i < to; i++) {
+		slist_for_each_entry(it, &arr[i], hnode) {
+			if (!item_is_int(it) && htable_bucket(&sh->ht,
+				item_key_hash(item_key(it), it->nkey)) != &arr[i])
+				CHECK_FAIL("shard %u: item in a wrong bucket",
+					   sh->index);
+			if (!(it->iflags & ITEM_LINKED) || item_is_int(it))
+				CHECK_FAIL("shard %u: bad item in the hash",
+					   sh->index);
+			(*count)++;
+		}
+	}
+	return 0;
+}
+
+/* One linked item of @sh's indexes: its key, shard and index entries. */
+static int check_item_locked(const struct store *s, const struct shard *sh,
+			     const struct item *it, char *why, size_t len)
+{
+	struct keyref k;
+	uint64_t v;
+
+	keyref_of_item(&k, it);
+	if (!(it->iflags & ITEM_LINKED) || shard_of(s, &k) != sh ||
+	    !__atomic_load_n(&it->refcount, __ATOMIC_RELAXED))
+		CHECK_FAIL("shard %u: indexed item not linked here", sh->index);
+	if (item_is_int(it)) {
+		if (!key_is_integer(item_key(it), it->nkey, &v) ||
+		    v != it->ikey || it->data_off != ITEM_INT_DATA)
+			CHECK_FAIL("shard %u: bad integer key", sh->index);
+		if (radix_tree_lookup(&sh->ints, it->ikey) != it)
+			CHECK_FAIL("shard %u: integer item %llu not in its "
+				   "radix tree", sh->index,
+				   (unsigned long long)it->ikey);
+	} else {
+		if (key_is_integer(item_key(it), it->nkey, NULL) ||
+		    it->data_off != ITEM_STR_DATA)
+			CHECK_FAIL("shard %u: bad string key", sh->index);
+		if (!bucket_holds(htable_bucket(&sh->ht, k.hash), it))
+			CHECK_FAIL("shard %u: string item not in its bucket",
+				   sh->index);
+	}
+	return 0;
+}
+
+/* A hand on the string part points at a linked string item of @sh. */
+static bool check_hand_locked(const struct shard *sh,
+			      const struct clock_hand *h)
+{
+	const struct rb_node *node;
+
+	if (!h->in_strs || !h->item)
+		return true;
+	for (node = rb_first(&sh->tree); node; node = rb_next(node))
+		if (rb_entry(node, struct item, rbnode) == h->item)
+			return true;
+	return false;
+}
+
+static int check_shard_locked(const struct store *s, const struct shard *sh,
+			      char *why, size_t len)
+{
+	uint64_t nint, nstr, bytes = 0, cnt = 0, size;
+	const struct item *it, *prev = NULL;
+	const struct rb_node *node;
+	uint64_t index = 0;
+	void *batch[WALK_BATCH];
+	unsigned int got, i;
+	int err;
+
+	if (!check_hand_locked(sh, &sh->hand) ||
+	    !check_hand_locked(sh, &sh->expire_hand))
+		CHECK_FAIL("shard %u: a clock hand is off the tree", sh->index);
+	nint = sh->ints.count;
+	nstr = sh->ht.count;
+
+	for (node = rb_first(&sh->tree); node; node = rb_next(node)) {
+		it = rb_entry(node, struct item, rbnode);
+		if (item_is_int(it) || !(it->iflags & ITEM_LINKED))
+			CHECK_FAIL("shard %u: bad item in the rbtree",
+				   sh->index);
+		err = check_item_locked(s, sh, it, why, len);
+		if (err)
+			return err;
+		bytes += item_alloc_size(it);
+		if (prev && str_cmp(item_key(prev), prev->nkey, item_key(it),
+				    it->nkey) >= 0)
+			CHECK_FAIL("shard %u: rbtree out of order", sh->index);
+		prev = it;
+		cnt++;
+	}
+	if (cnt != nstr)
+		CHECK_FAIL("shard %u: rbtree has %llu of %llu", sh->index,
+			   (unsigned long long)cnt, (unsigned long long)nstr);
+
+	cnt = 0;
+	prev = NULL;
+	do {
+		got = radix_tree_gang_lookup(&sh->ints, batch, NULL, index,
+					     WALK_BATCH);
+		for (i = 0; i < got; i++) {
+			it = batch[i];
+			if (!item_is_int(it) || !(it->iflags & ITEM_LINKED) ||
+			    (prev && prev->ikey >= it->ikey))
+				CHECK_FAIL("shard %u: bad radix entry",
+					   sh->index);
+			err = check_item_locked(s, sh, it, why, len);
+			if (err)
+				return err;
+			bytes += item_alloc_size(it);
+			prev = it;
+			cnt++;
+		}
+		if (got)
+			index = prev->ikey + 1;
+	} while (got == WALK_BATCH && prev->ikey != UINT64_MAX);
+	if (cnt != nint)
+		CHECK_FAIL("shard %u: radix has %llu of %llu", sh->index,
+			   (unsigned long long)cnt, (unsigned long long)nint);
+	if (nint + nstr != sh->curr_items || nint != sh->curr_int_items ||
+	    nstr != sh->curr_str_items || bytes != sh->bytes)
+		CHECK_FAIL("shard %u: counts %llu/%llu/%llu bytes %llu, "
+			   "indexes have %llu/%llu bytes %llu", sh->index,
+			   (unsigned long long)sh->curr_items,
+			   (unsigned long long)sh->curr_int_items,
+			   (unsigned long long)sh->curr_str_items,
+			   (unsigned long long)sh->bytes,
+			   (unsigned long long)nint, (unsigned long long)nstr,
+			   (unsigned long long)bytes);
+
+	cnt = 0;
+	size = (uint64_t)1 << sh->ht.bits;
+	err = check_buckets_locked(sh, sh->ht.buckets, sh->ht.rehash_pos,
+				   size, &cnt, why, len);
+	if (!err && sh->ht.next)
+		err = check_buckets_locked(sh, sh->ht.next, 0, 2 * size, &cnt,
+					   why, len);
+	if (err)
+		return err;
+	if (cnt != nstr)
+		CHECK_FAIL("shard %u: hash has %llu of %llu", sh->index,
+			   (unsigned long long)cnt, (unsigned long long)nstr);
+	if (sh->index_bytes != htable_memory(&sh->ht) +
+			       sh->ints.nr_nodes * s->node_size)
+		CHECK_FAIL("shard %u: index bytes %llu, really %llu",
+			   sh->index, (unsigned long long)sh->index_bytes,
+			   (unsigned long long)(htable_memory(&sh->ht) +
+				sh->ints.nr_nodes * s->node_size));
+	return 0;
+}
+
+int store_check_invariants(struct store *s, char *why, size_t len)
+{
+	uint64_t total = 0;
+	unsigned int i;
+	size_t used;
+	int err = 0;
+
+	for (i = 0; i < s->cfg.nshards && !err; i++) {
+		struct shard *sh = &s->shards[i];
+
+		shard_lock(sh);
+		err = check_shard_locked(s, sh, why, len);
+		total += sh->bytes + sh->index_bytes;
+		shard_unlock(sh);
+	}
+	if (err)
+		return err;
+	used = store_memory_used(s);
+	if (used != total)
+		CHECK_FAIL("memory used %zu, shards hold %llu", used,
+			   (unsigned long long)total);
+	if (s->cfg.mem_limit && used > s->cfg.mem_limit)
+		CHECK_FAIL("memory used %zu over the limit %zu", used,
+			   s->cfg.mem_limit);
+	return 0;
+}
