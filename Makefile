@@ -24,9 +24,10 @@ REL_CFLAGS := $(BASE) $(WARN) -O2 -MMD -MP
 REL_LIBS   := $(LIBS) -ljemalloc
 # asan: libc malloc so that ASan sees every block, UBSan traps
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-# and the "debug alloc_fail" command (PROTOCOL.md), never in a release build
+# and the "debug alloc_fail" command (PROTOCOL.md), never in a release build;
+# ak_lock_assert_held() checks every _locked helper's lock (core/lock.h)
 ASAN_CFLAGS := $(BASE) $(WARN) -O1 $(SAN) -DAK_MALLOC_LIBC -DAK_FAULT_INJECTION \
-               -MMD -MP
+               -DAK_LOCK_DEBUG -MMD -MP
 ASAN_LIBS   := $(LIBS) $(SAN)
 
 CORE_SRCS   := $(wildcard core/*.c)
@@ -132,7 +133,7 @@ FUZZ_SRCS_proto := $(LIB_SRCS)
 FUZZ_SRCS_bound := $(LIB_SRCS)
 FUZZ_SRCS_conf  := server/conf.c server/settings.c core/alloc.c
 FUZZ_CC         := clang
-FUZZ_CFLAGS     := $(BASE) $(WARN) -O1 -DAK_MALLOC_LIBC -fno-omit-frame-pointer \
+FUZZ_CFLAGS     := $(BASE) $(WARN) -O1 -DAK_MALLOC_LIBC -DAK_LOCK_DEBUG -fno-omit-frame-pointer \
                    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_HDRS       := $(wildcard core/*.h protocol/*.h server/*.h tests/fuzz/*.h) tests/unit/growbuf.h
 FUZZ_BINS       := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)

@@ -27,6 +27,7 @@ struct item *hand_item_locked(const struct shard *sh,
 {
 	unsigned int lap;
 
+	ak_lock_assert_held(&sh->lock);
 	for (lap = 0; lap < 3; lap++) {
 		if (!h->in_strs) {
 			void *got;
@@ -49,6 +50,7 @@ struct item *hand_item_locked(const struct shard *sh,
 void hand_step_locked(const struct shard *sh, struct clock_hand *h,
 		      const struct item *it)
 {
+	ak_lock_assert_held(&sh->lock);
 	if (!item_is_int(it)) {
 		h->item = str_next_locked(it);
 	} else if (it->ikey == UINT64_MAX) {
@@ -76,6 +78,7 @@ static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 	unsigned int looked = 0;
 	struct item *it;
 
+	ak_lock_assert_held(&sh->lock);
 	while ((it = hand_item_locked(sh, &sh->hand))) {
 		if (it == keep) {
 			if (sh->curr_items == 1)
@@ -114,12 +117,14 @@ static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 /* Bytes a shard holds, and whether that is below half its fair share. */
 static uint64_t shard_held_locked(const struct shard *sh)
 {
+	ak_lock_assert_held(&sh->lock);
 	return sh->bytes + sh->index_bytes;
 }
 
 static bool shard_starved_locked(const struct store *s,
 				 const struct shard *sh)
 {
+	ak_lock_assert_held(&sh->lock);
 	return s->cfg.nshards > 1 &&
 	       shard_held_locked(sh) * 2 * s->cfg.nshards < s->cfg.mem_limit;
 }
@@ -139,6 +144,7 @@ int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 	size_t limit = s->cfg.mem_limit;
 	size_t used;
 
+	ak_lock_assert_held(&sh->lock);
 	if (!limit) {
 		mem_add(s, (int64_t)bytes);
 		return 0;
@@ -176,6 +182,7 @@ struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh)
 	struct item *it;
 	unsigned int i;
 
+	ak_lock_assert_held(&sh->lock);
 	for (i = 0; i < REHASH_STEP && (old = htable_rehash_bucket(&sh->ht));
 	     i++) {
 		slist_for_each_entry_safe(it, tmp, old, hnode) {

@@ -126,6 +126,7 @@ static unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 	unsigned int got = 0;
 	struct item *it;
 
+	ak_lock_assert_held(&sh->lock);
 	while (n-- && (it = hand_item_locked(sh, &sh->expire_hand))) {
 		hand_step_locked(sh, &sh->expire_hand, it);
 		if (item_state(s, sh, it, now) != STORE_HIT) {

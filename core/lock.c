@@ -11,6 +11,10 @@
 
 #define AK_LOCK_SPINS	100	/* tries before sleeping */
 
+#ifdef AK_LOCK_DEBUG
+__thread char ak_lock_self_tag;
+#endif
+
 /* Sleep while the word is still @val (the kernel checks, atomically). */
 static void ak_lock_futex_wait(struct ak_lock *l, uint32_t val)
 {

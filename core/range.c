@@ -153,6 +153,7 @@ static struct rb_node *shard_seek_ge_locked(const struct shard *sh,
 {
 	struct rb_node *n = sh->tree.rb_node, *best = NULL;
 
+	ak_lock_assert_held(&sh->lock);
 	if (lo->open)
 		return rb_first(&sh->tree);
 	while (n) {
@@ -172,6 +173,7 @@ static struct rb_node *shard_seek_le_locked(const struct shard *sh,
 {
 	struct rb_node *n = sh->tree.rb_node, *best = NULL;
 
+	ak_lock_assert_held(&sh->lock);
 	if (hi->open)
 		return rb_last(&sh->tree);
 	while (n) {
@@ -193,6 +195,7 @@ static bool walk_visit_locked(struct store *s, struct shard *sh,
 			      struct item *it, rel_time_t now, walk_fn *fn,
 			      void *arg, struct dead_list *dead)
 {
+	ak_lock_assert_held(&sh->lock);
 	if (item_state(s, sh, it, now) != STORE_HIT) {
 		item_reclaim_locked(s, sh, it, dead);
 		return true;
@@ -208,6 +211,7 @@ static bool walk_ints_locked(struct store *s, struct shard *sh,
 	void *batch[WALK_BATCH];
 	unsigned int n, i;
 
+	ak_lock_assert_held(&sh->lock);
 	while (sp->ints && *budget) {
 		unsigned int want = *budget < WALK_BATCH ? *budget : WALK_BATCH;
 
@@ -248,6 +252,7 @@ static bool walk_strs_locked(struct store *s, struct shard *sh,
 	struct rb_node *node, *next;
 	bool go_on = true;
 
+	ak_lock_assert_held(&sh->lock);
 	if (!sp->strs || !*budget)
 		return true;
 	node = reverse ? shard_seek_le_locked(sh, &sp->shi) :
@@ -284,6 +289,7 @@ static bool walk_slice_locked(struct store *s, struct shard *sh,
 {
 	rel_time_t now = store_now(s);
 
+	ak_lock_assert_held(&sh->lock);
 	if (!reverse) {
 		if (!walk_ints_locked(s, sh, sp, false, &budget, now, fn, arg,
 				      dead))

@@ -37,8 +37,10 @@
  *    the shard or is NULL (past the last one).
  *
  * Synchronization: a function named _locked expects the shard lock of the
- * shard it is given held (and checks it in a debug build); the others say
- * in their Context line what they take.
+ * shard it is given held and opens with ak_lock_assert_held() on it (a
+ * check in the sanitizer and fuzz builds, nothing in a release build);
+ * str_next_locked() is given no shard and cannot check. The others say in
+ * their Context line what they take.
  */
 #ifndef ANCHORKV_SHARD_H
 #define ANCHORKV_SHARD_H
@@ -314,6 +316,7 @@ static inline struct item *str_first_locked(const struct shard *sh)
 {
 	struct rb_node *n = rb_first(&sh->tree);
 
+	ak_lock_assert_held(&sh->lock);
 	return n ? rb_entry(n, struct item, rbnode) : NULL;
 }
 
@@ -324,6 +327,7 @@ static inline struct item *str_first_locked(const struct shard *sh)
 static inline void hands_forget_locked(struct shard *sh, struct item *it,
 				       struct item *repl)
 {
+	ak_lock_assert_held(&sh->lock);
 	if (sh->hand.in_strs && sh->hand.item == it)
 		sh->hand.item = repl ? repl : str_next_locked(it);
 	if (sh->expire_hand.in_strs && sh->expire_hand.item == it)
@@ -349,6 +353,7 @@ size_t store_evict_others(struct store *s, struct shard *self, size_t need);
 static inline struct slist_head *shard_rehash_step_locked(struct store *s,
 							  struct shard *sh)
 {
+	ak_lock_assert_held(&sh->lock);
 	if (likely(!htable_rehashing(&sh->ht)))
 		return NULL;
 	return shard_rehash_some_locked(s, sh);
@@ -357,6 +362,7 @@ static inline struct slist_head *shard_rehash_step_locked(struct store *s,
 /* Whether a write should be followed by shard_grow(). */
 static inline bool shard_wants_grow_locked(const struct shard *sh)
 {
+	ak_lock_assert_held(&sh->lock);
 	return htable_wants_grow(&sh->ht) && sh->ht.count >= sh->grow_retry_at;
 }
 

@@ -42,6 +42,7 @@ static size_t radix_insert_worst_locked(const struct store *s,
 	unsigned int h = radix_height_for(index), cur = sh->ints.height;
 	unsigned int nodes;
 
+	ak_lock_assert_held(&sh->lock);
 	if (!cur)
 		nodes = h;
 	else if (h > cur)
@@ -71,6 +72,7 @@ static inline struct item *shard_find_locked(const struct shard *sh,
 {
 	struct item *it;
 
+	ak_lock_assert_held(&sh->lock);
 	if (k->isint)
 		return radix_tree_lookup(&sh->ints, k->ikey);
 	slist_for_each_entry(it, htable_bucket(&sh->ht, k->hash), hnode) {
@@ -85,6 +87,7 @@ static void shard_rb_insert_locked(struct shard *sh, struct item *it)
 {
 	struct rb_node **link = &sh->tree.rb_node, *parent = NULL;
 
+	ak_lock_assert_held(&sh->lock);
 	while (*link) {
 		struct item *cur = rb_entry(*link, struct item, rbnode);
 
@@ -105,6 +108,7 @@ static void index_radix_sync_locked(struct store *s, struct shard *sh,
 	int64_t delta = ((int64_t)sh->ints.nr_nodes - (int64_t)nodes_before) *
 			(int64_t)s->node_size;
 
+	ak_lock_assert_held(&sh->lock);
 	sh->index_bytes += delta;
 	mem_add(s, delta);
 }
@@ -118,6 +122,7 @@ void item_unlink_locked(struct store *s, struct shard *sh,
 {
 	size_t size;
 
+	ak_lock_assert_held(&sh->lock);
 	if (item_is_int(it)) {
 		uint64_t nodes = sh->ints.nr_nodes;
 
@@ -144,6 +149,7 @@ void item_unlink_locked(struct store *s, struct shard *sh,
 void item_reclaim_locked(struct store *s, struct shard *sh,
 			 struct item *it, struct dead_list *dead)
 {
+	ak_lock_assert_held(&sh->lock);
 	sh->reclaimed++;
 	if (!(it->iflags & ITEM_FETCHED))
 		sh->expired_unfetched++;
@@ -160,6 +166,7 @@ struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 	struct item *it = shard_find_locked(sh, k);
 	enum store_miss st = STORE_MISS_ABSENT;
 
+	ak_lock_assert_held(&sh->lock);
 	if (it) {
 		st = item_state(s, sh, it, now);
 		if (st != STORE_HIT) {
@@ -198,6 +205,7 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	uint64_t seq;
 	int err;
 
+	ak_lock_assert_held(&sh->lock);
 	old = shard_find_live_locked(s, sh, k, now, dead, NULL);
 	if (expect && old != expect)
 		return STORE_RETRY;

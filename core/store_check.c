@@ -34,6 +34,7 @@ static int check_buckets_locked(const struct shard *sh,
 	const struct item *it;
 	uint64_t i;
 
+	ak_lock_assert_held(&sh->lock);
 	for (i = from; i < to; i++) {
 		slist_for_each_entry(it, &arr[i], hnode) {
 			if (!item_is_int(it) && htable_bucket(&sh->ht,
@@ -56,6 +57,7 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 	struct keyref k;
 	uint64_t v;
 
+	ak_lock_assert_held(&sh->lock);
 	keyref_of_item(&k, it);
 	if (!(it->iflags & ITEM_LINKED) || shard_of(s, &k) != sh ||
 	    !__atomic_load_n(&it->refcount, __ATOMIC_RELAXED))
@@ -85,6 +87,7 @@ static bool check_hand_locked(const struct shard *sh,
 {
 	const struct rb_node *node;
 
+	ak_lock_assert_held(&sh->lock);
 	if (!h->in_strs || !h->item)
 		return true;
 	for (node = rb_first(&sh->tree); node; node = rb_next(node))
@@ -104,6 +107,7 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	unsigned int got, i;
 	int err;
 
+	ak_lock_assert_held(&sh->lock);
 	if (!check_hand_locked(sh, &sh->hand) ||
 	    !check_hand_locked(sh, &sh->expire_hand))
 		CHECK_FAIL("shard %u: a clock hand is off the tree", sh->index);

@@ -10,12 +10,19 @@
  *   - sleeping: while one thread holds the lock, others that want it
  *     announce themselves (the word becomes 2) and sleep; each release
  *     wakes one, and all of them get the lock in the end; the word is 0
- *     again once everybody is done.
+ *     again once everybody is done;
+ *   - ownership (AK_LOCK_DEBUG, the sanitizer build): ak_lock_held() is
+ *     true in the holder only, and ak_lock_assert_held() aborts a thread
+ *     that does not hold the lock (the check every _locked helper of the
+ *     store opens with).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "lock.h"
@@ -123,10 +130,78 @@ static void test_sleepers_are_woken(void)
 	CHECK(lock_word() == 0);
 }
 
+#ifdef AK_LOCK_DEBUG
+static unsigned int holder_state;	/* atomic: 1 holding, 2 may release */
+
+static void *holder(void *arg)
+{
+	struct ak_lock *l = arg;
+
+	ak_lock_acquire(l);
+	__atomic_store_n(&holder_state, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&holder_state, __ATOMIC_SEQ_CST) != 2)
+		nap();
+	ak_lock_release(l);
+	return NULL;
+}
+
+/* Whether ak_lock_assert_held(@l) kills a child process that runs it. */
+static bool assert_aborts(struct ak_lock *l, bool take_first)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stderr))	/* the expected report */
+			_exit(1);
+		if (take_first)
+			ak_lock_acquire(l);
+		ak_lock_assert_held(l);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return false;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void test_owner(void)
+{
+	struct ak_lock l;
+	pthread_t t;
+
+	ak_lock_init(&l);
+	CHECK(!ak_lock_held(&l));
+	ak_lock_acquire(&l);
+	CHECK(ak_lock_held(&l));
+	ak_lock_release(&l);
+	CHECK(!ak_lock_held(&l));
+
+	/* held by another thread: not ours */
+	holder_state = 0;
+	CHECK(!pthread_create(&t, NULL, holder, &l));
+	while (__atomic_load_n(&holder_state, __ATOMIC_SEQ_CST) != 1)
+		nap();
+	CHECK(!ak_lock_held(&l));
+	CHECK(l.word != 0);
+	__atomic_store_n(&holder_state, 2, __ATOMIC_SEQ_CST);
+	pthread_join(t, NULL);
+	CHECK(!ak_lock_held(&l));
+	CHECK(l.word == 0);
+
+	/* the assertion: silent in the holder, fatal elsewhere */
+	fflush(NULL);
+	CHECK_MSG(assert_aborts(&l, false), "assert on a free lock passed");
+	CHECK_MSG(!assert_aborts(&l, true), "assert in the holder aborted");
+}
+#endif
+
 int main(void)
 {
 	test_uncontended();
 	test_mutual_exclusion();
 	test_sleepers_are_woken();
+#ifdef AK_LOCK_DEBUG
+	test_owner();
+#endif
 	return check_report();
 }
