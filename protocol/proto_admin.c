@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proto_admin.c - flush_all, verbosity, shutdown, stats, and the fault
+ * injection commands of the sanitizer build (debug).
+ */
+#include "proto_internal.h"
+
+#include "alloc.h"
+
+void proto_flush_all(struct proto_conn *pc, const struct parse_line *l)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	int32_t delay = 0;
+
+	if (l->ntok > 3) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	pc->noreply = line_noreply(l);
+	ctx->stats.cmd_flush++;
+	if (!ctx->settings->flush_enabled) {
+		proto_reply(pc, STR_AND_LEN(
+			"CLIENT_ERROR flush_all not allowed\r\n"));
+		return;
+	}
+	if (l->ntok != (pc->noreply ? 2u : 1u) &&
+	    !parse_s32(&l->tok[1], &delay)) {
+		proto_reply(pc, STR_AND_LEN(
+			"CLIENT_ERROR invalid exptime argument\r\n"));
+		return;
+	}
+	store_flush_all(ctx->store,
+			delay > 0 ? store_exptime(ctx->store, delay) : 0);
+	proto_reply(pc, STR_AND_LEN("OK\r\n"));
+}
+
+void proto_verbosity(struct proto_conn *pc, const struct parse_line *l)
+{
+	uint32_t level;
+
+	if (l->ntok != 2 && l->ntok != 3) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	pc->noreply = line_noreply(l);
+	if (!parse_u32(&l->tok[1], &level)) {
+		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	/* memcached caps the level at 2; other threads read it for logging */
+	__atomic_store_n(&pc->ctx->settings->verbose, level > 2 ? 2 : (int)level,
+			 __ATOMIC_RELAXED);
+	proto_reply(pc, STR_AND_LEN("OK\r\n"));
+}
+
+void proto_shutdown(struct proto_conn *pc, const struct parse_line *l)
+{
+	struct proto_ctx *ctx = pc->ctx;
+
+	if (!ctx->settings->shutdown_enabled) {
+		proto_out(pc, STR_AND_LEN("ERROR: shutdown not enabled\r\n"));
+		return;
+	}
+	if (l->ntok == 1 || (l->ntok == 2 && TOKEN_IS(&l->tok[1], "graceful"))) {
+		if (ctx->hooks && ctx->hooks->shutdown)
+			ctx->hooks->shutdown(ctx->hook_arg);
+		pc->state = PROTO_CLOSED;
+		return;
+	}
+	proto_out(pc, STR_AND_LEN("CLIENT_ERROR invalid shutdown mode\r\n"));
+}
+
+void proto_stats(struct proto_conn *pc, const char *args,
+			const char *end)
+{
+	struct proto_ctx *ctx = pc->ctx;
+
+	struct reply_mark m;
+
+	while (args < end && *args == ' ')
+		args++;
+	reply_mark(&pc->out, &m);
+	pc->out.failed = false;
+	if (ctx->hooks && ctx->hooks->stats &&
+	    ctx->hooks->stats(ctx->hook_arg, args, (size_t)(end - args),
+			      &pc->out)) {
+		/* a line was lost: no stats with a hole, the connection ends */
+		if (unlikely(pc->out.failed)) {
+			reply_rewind(&pc->out, &m);
+			proto_fail(pc);
+		}
+		return;
+	}
+	proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+}
+
+#ifdef AK_FAULT_INJECTION
+/*
+ * "debug alloc_fail <one_in>|off", "debug alloc_fail_after <n>" and "debug
+ * alloc_failures": allocation failure injection for the sanitizer test build
+ * only (-DAK_FAULT_INJECTION); a release build answers ERROR, as to any
+ * unknown command. The reply is queued before the injector is armed, so
+ * that arming cannot lose it.
+ */
+void proto_debug(struct proto_conn *pc, const struct parse_line *l)
+{
+	bool after = l->ntok == 3 && TOKEN_IS(&l->tok[1], "alloc_fail_after");
+	uint32_t n = 0;
+
+	if (l->ntok == 2 && TOKEN_IS(&l->tok[1], "alloc_failures")) {
+		proto_reply_num(pc, STR_AND_LEN("ALLOC_FAILURES "),
+				ak_alloc_failures());
+		return;
+	}
+	if (l->ntok != 3 ||
+	    (!after && !TOKEN_IS(&l->tok[1], "alloc_fail")) ||
+	    (!(!after && TOKEN_IS(&l->tok[2], "off")) &&
+	     !parse_u32(&l->tok[2], &n))) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (!after && !n) {
+		ak_alloc_fail_random(0);
+		ak_alloc_fail_after(-1);
+	}
+	proto_out(pc, STR_AND_LEN("OK\r\n"));
+	if (pc->state == PROTO_CLOSED)
+		return;
+	if (after)
+		ak_alloc_fail_after(n);
+	else if (n)
+		ak_alloc_fail_random(n);
+}
+#endif
+

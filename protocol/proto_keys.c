@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proto_keys.c - the commands on one key that take no data block: delete, incr,
+ * decr, touch.
+ */
+#include "proto_internal.h"
+
+#include <errno.h>
+
+void proto_delete(struct proto_conn *pc, const struct parse_line *l)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	const struct token *key = &l->tok[1];
+
+	if (l->ntok < 2 || l->ntok > 4) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	if (l->ntok > 2) {
+		bool hold_zero = TOKEN_IS(&l->tok[2], "0");
+		bool valid;
+
+		pc->noreply = line_noreply(l);
+		valid = (l->ntok == 3 && (hold_zero || pc->noreply)) ||
+			(l->ntok == 4 && hold_zero && pc->noreply);
+		if (!valid) {
+			proto_reply(pc, STR_AND_LEN(
+				"CLIENT_ERROR bad command line format.  "
+				"Usage: delete <key> [noreply]\r\n"));
+			return;
+		}
+	}
+	if (!key_bytes_ok(key->p, key->len)) {
+		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (store_delete(ctx->store, key->p, key->len) == 0) {
+		ctx->stats.delete_hits++;
+		proto_reply(pc, STR_AND_LEN("DELETED\r\n"));
+	} else {
+		ctx->stats.delete_misses++;
+		proto_reply(pc, STR_AND_LEN("NOT_FOUND\r\n"));
+	}
+}
+
+void proto_arith(struct proto_conn *pc, const struct parse_line *l,
+			bool incr)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	const struct token *key = &l->tok[1];
+	uint64_t delta, value;
+	int ret;
+
+	if (l->ntok != 3 && l->ntok != 4) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	pc->noreply = line_noreply(l);
+	if (!key_bytes_ok(key->p, key->len)) {
+		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (!parse_u64(&l->tok[2], &delta)) {
+		proto_reply(pc, STR_AND_LEN(
+			"CLIENT_ERROR invalid numeric delta argument\r\n"));
+		return;
+	}
+	ret = store_incr_decr(ctx->store, key->p, key->len, incr, delta,
+			      &value, NULL);
+	switch (ret) {
+	case 0:
+		if (incr)
+			ctx->stats.incr_hits++;
+		else
+			ctx->stats.decr_hits++;
+		proto_reply_num(pc, "", 0, value);
+		break;
+	case -ENOENT:
+		if (incr)
+			ctx->stats.incr_misses++;
+		else
+			ctx->stats.decr_misses++;
+		proto_reply(pc, STR_AND_LEN("NOT_FOUND\r\n"));
+		break;
+	case -EINVAL:
+		proto_reply(pc, STR_AND_LEN("CLIENT_ERROR cannot increment or "
+					    "decrement non-numeric value\r\n"));
+		break;
+	default:
+		proto_reply(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
+		break;
+	}
+}
+
+void proto_touch(struct proto_conn *pc, const struct parse_line *l)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	const struct token *key = &l->tok[1];
+	enum store_miss why = STORE_HIT;
+	struct item *it;
+	int32_t exptime;
+
+	if (l->ntok != 3 && l->ntok != 4) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	pc->noreply = line_noreply(l);
+	if (!key_bytes_ok(key->p, key->len)) {
+		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (!parse_s32(&l->tok[2], &exptime)) {
+		proto_reply(pc, STR_AND_LEN(
+			"CLIENT_ERROR invalid exptime argument\r\n"));
+		return;
+	}
+	/* a lookup, as memcached's, so expired/flushed misses are counted */
+	it = store_get_touch(ctx->store, key->p, key->len,
+			     store_exptime(ctx->store, exptime), &why);
+	ctx->stats.cmd_touch++;
+	if (it) {
+		item_put(it);
+		ctx->stats.touch_hits++;
+		proto_reply(pc, STR_AND_LEN("TOUCHED\r\n"));
+		return;
+	}
+	ctx->stats.touch_misses++;
+	if (why == STORE_MISS_EXPIRED)
+		ctx->stats.get_expired++;
+	else if (why == STORE_MISS_FLUSHED)
+		ctx->stats.get_flushed++;
+	proto_reply(pc, STR_AND_LEN("NOT_FOUND\r\n"));
+}
+

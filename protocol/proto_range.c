@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proto_range.c - the range commands: range, ranges, rrange, rranges, keys,
+ * count, delete_range (PROTOCOL.md, "Range commands").
+ */
+#include "proto_internal.h"
+
+#include "alloc.h"
+
+#define RANGE_DEFAULT	100u	/* <count> when none is given */
+#define RANGE_STACK	128u	/* ranges this long need no allocation */
+
+static const char s_bad_range[] = "CLIENT_ERROR bad range\r\n";
+
+/* Parses "<from> <to>" at tokens 1 and 2. Return: true if valid. */
+static bool proto_bounds(const struct parse_line *l, struct store_bound *from,
+			 struct store_bound *to)
+{
+	return parse_bound(&l->tok[1], from) && parse_bound(&l->tok[2], to) &&
+	       store_bound_cmp(from, to) <= 0;
+}
+
+void proto_range(struct proto_conn *pc, const struct parse_line *l,
+			enum range_kind kind, bool reverse)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	unsigned int cap = ctx->settings->range_max ? ctx->settings->range_max
+						    : RANGE_DEFAULT;
+	unsigned int count = RANGE_DEFAULT < cap ? RANGE_DEFAULT : cap;
+	struct item *stack[RANGE_STACK], **items = stack;
+	struct store_bound from, to;
+	int n, i;
+
+	if (l->ntok != 3 && l->ntok != 4) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	if (!proto_bounds(l, &from, &to) ||
+	    (l->ntok == 4 && !parse_count(&l->tok[3], cap, &count))) {
+		proto_out(pc, STR_AND_LEN(s_bad_range));
+		return;
+	}
+	ctx->stats.cmd_range++;
+	if (count > RANGE_STACK) {
+		items = ak_malloc(count * sizeof(*items));
+		if (!items) {
+			proto_out(pc, STR_AND_LEN(
+				"SERVER_ERROR out of memory\r\n"));
+			return;
+		}
+	}
+	n = store_range(ctx->store, &from, &to, reverse, count, items);
+	if (n < 0) {
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
+		goto out_free;
+	}
+	ctx->stats.range_items += (uint64_t)n;
+	for (i = 0; i < n; i++) {
+		struct item *it = items[i];
+
+		if (pc->state == PROTO_CLOSED) {
+			item_put(it);
+			continue;
+		}
+		if (kind == RANGE_KEYS) {
+			char *p = reply_reserve(&pc->out, 4 + it->nkey + 2);
+
+			if (p) {
+				memcpy(p, "KEY ", 4);
+				memcpy(put_bytes(p + 4, item_key(it), it->nkey),
+				       "\r\n", 2);
+				reply_commit(&pc->out, 4u + it->nkey + 2);
+			} else {
+				proto_fail(pc);
+			}
+			item_put(it);
+		} else {
+			proto_value(pc, it, kind == RANGE_VALUES_CAS);
+		}
+	}
+	proto_out(pc, STR_AND_LEN("END\r\n"));
+out_free:
+	if (items != stack)
+		ak_free(items);
+}
+
+void proto_count(struct proto_conn *pc, const struct parse_line *l)
+{
+	struct store_bound from, to;
+
+	if (l->ntok != 3) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	if (!proto_bounds(l, &from, &to)) {
+		proto_out(pc, STR_AND_LEN(s_bad_range));
+		return;
+	}
+	pc->ctx->stats.cmd_count++;
+	proto_reply_num(pc, STR_AND_LEN("COUNT "),
+			store_count(pc->ctx->store, &from, &to));
+}
+
+void proto_delete_range(struct proto_conn *pc,
+			       const struct parse_line *l)
+{
+	struct store_bound from, to;
+
+	if (l->ntok != 3 && l->ntok != 4) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	if (l->ntok == 4) {
+		if (!TOKEN_IS(&l->tok[3], "noreply")) {
+			proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+			return;
+		}
+		pc->noreply = true;
+	}
+	if (!proto_bounds(l, &from, &to)) {
+		proto_reply(pc, STR_AND_LEN(s_bad_range));
+		return;
+	}
+	pc->ctx->stats.cmd_delete_range++;
+	proto_reply_num(pc, STR_AND_LEN("DELETED "),
+			store_delete_range(pc->ctx->store, &from, &to));
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proto_storage.c - set, add, replace, append, prepend and cas: the
+ * command line, the data block copied into the item as it arrives (or
+ * swallowed when the item is refused), the store and its answer; and the
+ * one-pass set of the usual case.
+ */
+#include "proto_internal.h"
+
+#include <errno.h>
+
+/*
+ * Allocates the item of a storage command whose line was read into @st.
+ * Return: the item, or NULL when it is refused: then the answer is queued
+ * and the engine goes to PROTO_SWALLOW (or PROTO_CLOSED).
+ */
+static __attribute__((always_inline)) inline struct item *
+proto_update_alloc(struct proto_conn *pc, const struct parse_store *st,
+		   enum store_op op)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	struct item *it;
+	int ret;
+
+	ret = store_item_alloc(ctx->store, st->key, st->nkey, st->flags,
+			       store_exptime(ctx->store, st->exptime),
+			       st->bytes, &it);
+	if (likely(ret == 0))
+		return it;
+	if (ret == -E2BIG) {
+		ctx->stats.store_too_large++;
+		proto_reply(pc, STR_AND_LEN(
+			"SERVER_ERROR object too large for cache\r\n"));
+	} else {
+		ctx->stats.store_no_memory++;
+		proto_reply(pc, STR_AND_LEN(
+			"SERVER_ERROR out of memory storing object\r\n"));
+	}
+	/* as memcached: a failed set must not leave the old value */
+	if (op == STORE_OP_SET)
+		store_delete(ctx->store, st->key, st->nkey);
+	if (pc->state != PROTO_CLOSED) {
+		pc->swallow_left = (size_t)st->bytes + 2;
+		pc->state = PROTO_SWALLOW;
+	}
+	return NULL;
+}
+
+/* As proto_update_alloc(), then PROTO_DATA fills the item. */
+static void proto_update_begin(struct proto_conn *pc,
+			       const struct parse_store *st, enum store_op op)
+{
+	struct item *it = proto_update_alloc(pc, st, op);
+
+	if (!it)
+		return;
+	pc->pending = it;
+	pc->pending_op = op;
+	pc->pending_cas = st->cas;
+	pc->data_done = 0;
+	pc->data_total = (size_t)st->bytes + 2;
+	pc->state = PROTO_DATA;
+}
+
+void proto_update(struct proto_conn *pc, const struct parse_line *l,
+			 enum store_op op)
+{
+	struct parse_store st;
+	int ret = parse_store_line(l, op == STORE_OP_CAS, &st);
+
+	if (ret == -EINVAL) {
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	pc->noreply = st.noreply;
+	if (ret) {
+		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	proto_update_begin(pc, &st, op);
+}
+
+/*
+ * The data block of @it is in: check its end, store, answer. @op and @cas:
+ * the command's. @line_key: the key in the command line when that is
+ * still at hand, else NULL (a set that fails for memory then deletes the
+ * key, which it copies from the item before the store takes the item).
+ */
+static __attribute__((always_inline)) inline void
+proto_update_store(struct proto_conn *pc, struct item *it, enum store_op op,
+		   uint64_t cas, const char *line_key)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	struct proto_stats *st = &ctx->stats;
+	const char *v = item_value(it);
+	bool set = op == STORE_OP_SET;
+	char copy[KEY_MAX_LENGTH];
+	const char *key = line_key;
+	size_t nkey = it->nkey;
+	enum store_result res;
+
+	st->cmd_set++;
+	if (v[it->nbytes] != '\r' || v[it->nbytes + 1] != '\n') {
+		item_put(it);
+		proto_reply(pc, STR_AND_LEN("CLIENT_ERROR bad data chunk\r\n"));
+		return;
+	}
+	if (set && !key) {	/* the store takes the item: keep the key */
+		memcpy(copy, item_key(it), nkey);
+		key = copy;
+	}
+	res = store_item_store(ctx->store, it, op, cas, NULL);
+	if (op == STORE_OP_CAS) {
+		if (res == STORE_STORED)
+			st->cas_hits++;
+		else if (res == STORE_EXISTS)
+			st->cas_badval++;
+		else if (res == STORE_NOT_FOUND)
+			st->cas_misses++;
+	}
+	switch (res) {
+	case STORE_STORED:
+		proto_reply(pc, STR_AND_LEN("STORED\r\n"));
+		break;
+	case STORE_NOT_STORED:
+		proto_reply(pc, STR_AND_LEN("NOT_STORED\r\n"));
+		break;
+	case STORE_EXISTS:
+		proto_reply(pc, STR_AND_LEN("EXISTS\r\n"));
+		break;
+	case STORE_NOT_FOUND:
+		proto_reply(pc, STR_AND_LEN("NOT_FOUND\r\n"));
+		break;
+	case STORE_TOO_LARGE:
+		st->store_too_large++;
+		proto_reply(pc, STR_AND_LEN(
+			"SERVER_ERROR object too large for cache\r\n"));
+		break;
+	case STORE_NO_MEMORY:
+	default:
+		st->store_no_memory++;
+		proto_reply(pc, STR_AND_LEN(
+			"SERVER_ERROR out of memory storing object\r\n"));
+		/* as memcached: a failed set must not leave the old value */
+		if (set)
+			store_delete(ctx->store, key, nkey);
+		break;
+	}
+}
+
+/* PROTO_DATA is over: the pending item is filled. */
+static void proto_update_done(struct proto_conn *pc)
+{
+	struct item *it = pc->pending;
+
+	pc->pending = NULL;
+	pc->state = PROTO_CMD;
+	proto_update_store(pc, it, (enum store_op)pc->pending_op,
+			   pc->pending_cas, NULL);
+}
+
+/* PROTO_DATA: copies what has arrived of the block. Return: bytes used. */
+size_t proto_data(struct proto_conn *pc, const char *buf, size_t len)
+{
+	size_t n = pc->data_total - pc->data_done;
+
+	if (n > len)
+		n = len;
+	memcpy(item_value(pc->pending) + pc->data_done, buf, n);
+	pc->data_done += n;
+	if (pc->data_done == pc->data_total)
+		proto_update_done(pc);
+	return n;
+}
+
+/* PROTO_SWALLOW: drops what has arrived of a refused block. */
+size_t proto_swallow(struct proto_conn *pc, size_t len)
+{
+	size_t n = pc->swallow_left < len ? pc->swallow_left : len;
+
+	pc->swallow_left -= n;
+	if (!pc->swallow_left)
+		pc->state = PROTO_CMD;
+	return n;
+}
+
+/*
+ * The usual set (parse_set_fast()): its line, then its data block too when
+ * all of it is in @buf, copied straight into the item and stored while the
+ * key is still at hand in the line. Return: bytes used; 0 when the line is
+ * not one the fast path takes (the general path reads it).
+ */
+size_t proto_set_fast(struct proto_conn *pc, const char *buf,
+			     size_t len)
+{
+	struct parse_store st;
+	size_t n = parse_set_fast(buf, buf + len, &st), total;
+	struct item *it;
+
+	if (!n)
+		return 0;
+	pc->noreply = st.noreply;
+	total = (size_t)st.bytes + 2;
+	if (len - n < total) {
+		proto_update_begin(pc, &st, STORE_OP_SET);
+		return n;
+	}
+	it = proto_update_alloc(pc, &st, STORE_OP_SET);
+	if (!it)
+		return n;	/* PROTO_SWALLOW takes the block */
+	memcpy(item_value(it), buf + n, total);
+	proto_update_store(pc, it, STORE_OP_SET, 0, st.key);
+	return n + total;
+}
