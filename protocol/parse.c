@@ -44,6 +44,7 @@ void parse_tokenize(struct parse_line *l, const char *p, const char *end)
 	unsigned int n = 0;
 
 	l->more = false;
+	l->end = end;
 	for (;;) {
 		const char *s;
 

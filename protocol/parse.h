@@ -35,6 +35,7 @@ struct parse_line {
 	struct token tok[PARSE_MAX_TOKENS];
 	unsigned int ntok;	/* tokens split off, the command included */
 	bool more;		/* tokens follow the last one split off */
+	const char *end;	/* the line's end (its "\r\n" or "\n") */
 };
 
 /**

@@ -65,116 +65,91 @@ void proto_reply_num(struct proto_conn *pc, const char *prefix, size_t plen,
 }
 
 /* ------------------------------------------------------------------ */
-/* the command line                                                     */
+/* the command table                                                    */
 
-/* Which get command a command word is, or -1. */
-static int proto_get_kind(const char *cmd, size_t n)
+#define TOK_ANY		PARSE_MAX_TOKENS
+
+#define CMD_ROW(c, word, min, max, fl, fn, a) \
+	{ .cmd = c, .name = word, .len = sizeof(word) - 1, .min_tok = min, \
+	  .max_tok = max, .flags = fl, .run = fn, .arg = a }
+
+/*
+ * Every command: its word, how many tokens its line may have (the command
+ * word included; more or fewer are answered "ERROR", as memcached does),
+ * and its handler. A token count the handler accepts may still be refused
+ * there with a CLIENT_ERROR (a bad number, a bad key). proto_cmd_find()
+ * tries the rows in this order: the busiest first.
+ */
+static const struct proto_cmd_def proto_cmds[] = {
+	CMD_ROW(CMD_GET,	"get",		0, 0, CMDF_GET, NULL, GET_GET),
+	CMD_ROW(CMD_SET,	"set",		5, 6, 0, proto_update, STORE_OP_SET),
+	CMD_ROW(CMD_GETS,	"gets",		0, 0, CMDF_GET, NULL, GET_GETS),
+	CMD_ROW(CMD_DELETE,	"delete",	2, 4, 0, proto_delete, 0),
+	CMD_ROW(CMD_INCR,	"incr",		3, 4, 0, proto_arith, true),
+	CMD_ROW(CMD_DECR,	"decr",		3, 4, 0, proto_arith, false),
+	CMD_ROW(CMD_TOUCH,	"touch",	3, 4, 0, proto_touch, 0),
+	CMD_ROW(CMD_GAT,	"gat",		0, 0, CMDF_GET, NULL, GET_GAT),
+	CMD_ROW(CMD_GATS,	"gats",		0, 0, CMDF_GET, NULL, GET_GATS),
+	CMD_ROW(CMD_ADD,	"add",		5, 6, 0, proto_update, STORE_OP_ADD),
+	CMD_ROW(CMD_REPLACE,	"replace",	5, 6, 0, proto_update,
+		STORE_OP_REPLACE),
+	CMD_ROW(CMD_APPEND,	"append",	5, 6, 0, proto_update,
+		STORE_OP_APPEND),
+	CMD_ROW(CMD_PREPEND,	"prepend",	5, 6, 0, proto_update,
+		STORE_OP_PREPEND),
+	CMD_ROW(CMD_CAS,	"cas",		6, 7, 0, proto_update, STORE_OP_CAS),
+	CMD_ROW(CMD_RANGE,	"range",	3, 4, 0, proto_range, RANGE_VALUES),
+	CMD_ROW(CMD_KEYS,	"keys",		3, 4, 0, proto_range, RANGE_KEYS),
+	CMD_ROW(CMD_RANGES,	"ranges",	3, 4, 0, proto_range,
+		RANGE_VALUES_CAS),
+	CMD_ROW(CMD_RRANGE,	"rrange",	3, 4, 0, proto_range,
+		RANGE_VALUES | RANGE_REVERSE),
+	CMD_ROW(CMD_RRANGES,	"rranges",	3, 4, 0, proto_range,
+		RANGE_VALUES_CAS | RANGE_REVERSE),
+	CMD_ROW(CMD_COUNT,	"count",	3, 3, 0, proto_count, 0),
+	CMD_ROW(CMD_DELETE_RANGE, "delete_range", 3, 4, 0, proto_delete_range,
+		0),
+	CMD_ROW(CMD_FLUSH_ALL,	"flush_all",	1, 3, 0, proto_flush_all, 0),
+	CMD_ROW(CMD_VERBOSITY,	"verbosity",	2, 3, 0, proto_verbosity, 0),
+	CMD_ROW(CMD_VERSION,	"version",	1, TOK_ANY, 0, proto_version, 0),
+	CMD_ROW(CMD_QUIT,	"quit",		1, TOK_ANY, 0, proto_quit, 0),
+	CMD_ROW(CMD_SHUTDOWN,	"shutdown",	1, TOK_ANY, 0, proto_shutdown, 0),
+	CMD_ROW(CMD_STATS,	"stats",	1, TOK_ANY, 0, proto_stats, 0),
+#ifdef AK_FAULT_INJECTION
+	CMD_ROW(CMD_DEBUG,	"debug",	1, TOK_ANY, 0, proto_debug, 0),
+#endif
+	/* memcached still takes the ancient "bget" as a get */
+	CMD_ROW(CMD_BGET,	"bget",		0, 0, CMDF_GET, NULL, GET_GET),
+};
+
+/* The row of the command word [@w, @w + @n), or NULL. */
+static const struct proto_cmd_def *proto_cmd_find(const char *w, size_t n)
 {
-	if (cmd[0] != 'g')
-		return -1;
-	if (n == 3 && !memcmp(cmd, "get", 3))
-		return GET_GET;
-	if (n == 4 && !memcmp(cmd, "gets", 4))
-		return GET_GETS;
-	if (n == 3 && !memcmp(cmd, "gat", 3))
-		return GET_GAT;
-	if (n == 4 && !memcmp(cmd, "gats", 4))
-		return GET_GATS;
-	return -1;
+	const struct proto_cmd_def *c;
+
+	for (c = proto_cmds; c < proto_cmds + ARRAY_SIZE(proto_cmds); c++)
+		if (c->len == n && !memcmp(c->name, w, n))
+			return c;
+	return NULL;
 }
 
-/* Runs a complete line other than a get line. */
-static void proto_run_line(struct proto_conn *pc, const char *p,
+/* ------------------------------------------------------------------ */
+/* the command line                                                     */
+
+/* Runs a complete line other than a get line, of command @c or none. */
+static void proto_run_line(struct proto_conn *pc,
+			   const struct proto_cmd_def *c, const char *p,
 			   const char *end)
 {
 	struct parse_line l;
-	const struct token *cmd, *last;
+	const struct token *last;
 
 	parse_tokenize(&l, p, end);
-	cmd = &l.tok[0];
-	switch (cmd->len) {
-	case 3:
-		if (CMD_IS(&l, "set"))
-			proto_update(pc, &l, STORE_OP_SET);
-		else if (CMD_IS(&l, "add"))
-			proto_update(pc, &l, STORE_OP_ADD);
-		else if (CMD_IS(&l, "cas"))
-			proto_update(pc, &l, STORE_OP_CAS);
+	if (c) {
+		if (l.ntok < c->min_tok || l.ntok > c->max_tok)
+			proto_out(pc, STR_AND_LEN("ERROR\r\n"));
 		else
-			break;
-		return;
-	case 4:
-		if (CMD_IS(&l, "incr"))
-			proto_arith(pc, &l, true);
-		else if (CMD_IS(&l, "decr"))
-			proto_arith(pc, &l, false);
-		else if (CMD_IS(&l, "keys"))
-			proto_range(pc, &l, RANGE_KEYS, false);
-		else if (CMD_IS(&l, "quit"))
-			pc->state = PROTO_CLOSED;
-		else
-			break;
-		return;
-	case 5:
-		if (CMD_IS(&l, "range"))
-			proto_range(pc, &l, RANGE_VALUES, false);
-		else if (CMD_IS(&l, "touch"))
-			proto_touch(pc, &l);
-		else if (CMD_IS(&l, "count"))
-			proto_count(pc, &l);
-		else if (CMD_IS(&l, "stats"))
-			proto_stats(pc, cmd->p + cmd->len, end);
-#ifdef AK_FAULT_INJECTION
-		else if (CMD_IS(&l, "debug"))
-			proto_debug(pc, &l);
-#endif
-		else
-			break;
-		return;
-	case 6:
-		if (CMD_IS(&l, "delete"))
-			proto_delete(pc, &l);
-		else if (CMD_IS(&l, "append"))
-			proto_update(pc, &l, STORE_OP_APPEND);
-		else if (CMD_IS(&l, "ranges"))
-			proto_range(pc, &l, RANGE_VALUES_CAS, false);
-		else if (CMD_IS(&l, "rrange"))
-			proto_range(pc, &l, RANGE_VALUES, true);
-		else
-			break;
-		return;
-	case 7:
-		if (CMD_IS(&l, "replace"))
-			proto_update(pc, &l, STORE_OP_REPLACE);
-		else if (CMD_IS(&l, "prepend"))
-			proto_update(pc, &l, STORE_OP_PREPEND);
-		else if (CMD_IS(&l, "rranges"))
-			proto_range(pc, &l, RANGE_VALUES_CAS, true);
-		else if (CMD_IS(&l, "version"))
-			proto_out(pc, STR_AND_LEN("VERSION " PROTO_VERSION
-						  "\r\n"));
-		else
-			break;
-		return;
-	case 8:
-		if (CMD_IS(&l, "shutdown"))
-			proto_shutdown(pc, &l);
-		else
-			break;
-		return;
-	case 9:
-		if (CMD_IS(&l, "flush_all"))
-			proto_flush_all(pc, &l);
-		else if (CMD_IS(&l, "verbosity"))
-			proto_verbosity(pc, &l);
-		else
-			break;
-		return;
-	case 12:
-		if (CMD_IS(&l, "delete_range"))
-			proto_delete_range(pc, &l);
-		else
-			break;
+			c->run(pc, &l, c->arg);
 		return;
 	}
 	/* memcached drops a connection that sends it HTTP */
@@ -195,7 +170,7 @@ static size_t proto_long_line(struct proto_conn *pc, const char *buf,
 			      size_t len)
 {
 	const char *p = buf, *end = buf + len, *cmd, *stop;
-	int kind;
+	const struct proto_cmd_def *c;
 
 	while (p < end && *p == ' ')
 		p++;
@@ -204,10 +179,11 @@ static size_t proto_long_line(struct proto_conn *pc, const char *buf,
 		p++;
 	if (cmd - buf > GET_LEAD_MAX || p == end)
 		goto close;
-	kind = proto_get_kind(cmd, (size_t)(p - cmd));
-	if (kind < 0)
+	c = proto_cmd_find(cmd, (size_t)(p - cmd));
+	/* get, gets, gat, gats stream; the ancient bget only as a whole line */
+	if (!c || !(c->flags & CMDF_GET) || c->cmd == CMD_BGET)
 		goto close;
-	stop = proto_get_begin(pc, kind, p, end, false);
+	stop = proto_get_begin(pc, c->arg, p, end, false);
 	if (!stop)
 		goto close;
 	return (size_t)(stop - buf);
@@ -224,8 +200,8 @@ static size_t proto_command(struct proto_conn *pc, const char *buf,
 			    size_t len)
 {
 	const char *nl, *end, *p, *cmd, *stop;
+	const struct proto_cmd_def *c;
 	size_t n;
-	int kind;
 
 	pc->noreply = false;
 	if (buf[0] == 's') {
@@ -254,17 +230,14 @@ static size_t proto_command(struct proto_conn *pc, const char *buf,
 		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
 		return (size_t)(nl + 1 - buf);
 	}
-	kind = proto_get_kind(cmd, (size_t)(p - cmd));
-	/* memcached still takes the ancient "bget" as a get */
-	if (kind < 0 && p - cmd == 4 && !memcmp(cmd, "bget", 4))
-		kind = GET_GET;
-	if (kind >= 0) {
-		stop = proto_get_begin(pc, kind, p, end, true);
+	c = proto_cmd_find(cmd, (size_t)(p - cmd));
+	if (c && (c->flags & CMDF_GET)) {
+		stop = proto_get_begin(pc, c->arg, p, end, true);
 		if (pc->state == PROTO_GET_CONT)
 			return (size_t)(stop - buf);
 		return (size_t)(nl + 1 - buf);
 	}
-	proto_run_line(pc, cmd, end);
+	proto_run_line(pc, c, cmd, end);
 	return (size_t)(nl + 1 - buf);
 }
 

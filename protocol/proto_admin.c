@@ -7,15 +7,13 @@
 
 #include "alloc.h"
 
-void proto_flush_all(struct proto_conn *pc, const struct parse_line *l)
+void proto_flush_all(struct proto_conn *pc, const struct parse_line *l,
+		     int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	int32_t delay = 0;
 
-	if (l->ntok > 3) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
+	(void)arg;
 	pc->noreply = line_noreply(l);
 	ctx->stats.cmd_flush++;
 	if (!ctx->settings->flush_enabled) {
@@ -34,14 +32,12 @@ void proto_flush_all(struct proto_conn *pc, const struct parse_line *l)
 	proto_reply(pc, STR_AND_LEN("OK\r\n"));
 }
 
-void proto_verbosity(struct proto_conn *pc, const struct parse_line *l)
+void proto_verbosity(struct proto_conn *pc, const struct parse_line *l,
+		     int arg)
 {
 	uint32_t level;
 
-	if (l->ntok != 2 && l->ntok != 3) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
+	(void)arg;
 	pc->noreply = line_noreply(l);
 	if (!parse_u32(&l->tok[1], &level)) {
 		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
@@ -53,10 +49,26 @@ void proto_verbosity(struct proto_conn *pc, const struct parse_line *l)
 	proto_reply(pc, STR_AND_LEN("OK\r\n"));
 }
 
-void proto_shutdown(struct proto_conn *pc, const struct parse_line *l)
+/* "version": the memcached release whose protocol this is, and ours */
+void proto_version(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	(void)l;
+	(void)arg;
+	proto_out(pc, STR_AND_LEN("VERSION " PROTO_VERSION "\r\n"));
+}
+
+void proto_quit(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	(void)l;
+	(void)arg;
+	pc->state = PROTO_CLOSED;
+}
+
+void proto_shutdown(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
 
+	(void)arg;
 	if (!ctx->settings->shutdown_enabled) {
 		proto_out(pc, STR_AND_LEN("ERROR: shutdown not enabled\r\n"));
 		return;
@@ -70,12 +82,14 @@ void proto_shutdown(struct proto_conn *pc, const struct parse_line *l)
 	proto_out(pc, STR_AND_LEN("CLIENT_ERROR invalid shutdown mode\r\n"));
 }
 
-void proto_stats(struct proto_conn *pc, const char *args,
-			const char *end)
+/* "stats [args]": the server's hook answers, from the raw rest of line */
+void proto_stats(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
-
+	const char *args = l->tok[0].p + l->tok[0].len, *end = l->end;
 	struct reply_mark m;
+
+	(void)arg;
 
 	while (args < end && *args == ' ')
 		args++;
@@ -102,11 +116,12 @@ void proto_stats(struct proto_conn *pc, const char *args,
  * unknown command. The reply is queued before the injector is armed, so
  * that arming cannot lose it.
  */
-void proto_debug(struct proto_conn *pc, const struct parse_line *l)
+void proto_debug(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	bool after = l->ntok == 3 && TOKEN_IS(&l->tok[1], "alloc_fail_after");
 	uint32_t n = 0;
 
+	(void)arg;
 	if (l->ntok == 2 && TOKEN_IS(&l->tok[1], "alloc_failures")) {
 		proto_reply_num(pc, STR_AND_LEN("ALLOC_FAILURES "),
 				ak_alloc_failures());

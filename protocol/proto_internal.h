@@ -84,44 +84,85 @@ static inline bool line_noreply(const struct parse_line *l)
 void proto_reply_num(struct proto_conn *pc, const char *prefix, size_t plen,
 		     uint64_t n);
 
+/*
+ * The commands, as the command table of proto.c names them. A get line
+ * (CMDF_GET) is answered key by key as it streams in; every other line is
+ * split into tokens and handed to its command's handler.
+ */
+enum proto_cmd {
+	CMD_GET, CMD_GETS, CMD_GAT, CMD_GATS, CMD_BGET,
+	CMD_SET, CMD_ADD, CMD_REPLACE, CMD_APPEND, CMD_PREPEND, CMD_CAS,
+	CMD_DELETE, CMD_INCR, CMD_DECR, CMD_TOUCH,
+	CMD_RANGE, CMD_RANGES, CMD_RRANGE, CMD_RRANGES, CMD_KEYS, CMD_COUNT,
+	CMD_DELETE_RANGE,
+	CMD_FLUSH_ALL, CMD_VERBOSITY, CMD_VERSION, CMD_QUIT, CMD_SHUTDOWN,
+	CMD_STATS, CMD_DEBUG,
+	CMD_NR,
+	CMD_UNKNOWN = CMD_NR,
+};
+
+/*
+ * A command's handler: @l is the whole line split on spaces (the command
+ * word is tok[0]) and holds as many tokens as the command's row allows;
+ * @arg is the row's.
+ */
+typedef void proto_cmd_fn(struct proto_conn *pc, const struct parse_line *l,
+			  int arg);
+
+#define CMDF_GET	0x01	/* a get line: streamed, arg is an enum get_kind */
+
+/* One row of the command table. */
+struct proto_cmd_def {
+	enum proto_cmd cmd;
+	const char *name;
+	uint8_t len;		/* strlen(name) */
+	uint8_t min_tok;	/* tokens, the command word included: fewer */
+	uint8_t max_tok;	/* or more are answered "ERROR" */
+	uint8_t flags;		/* CMDF_ */
+	proto_cmd_fn *run;	/* NULL for a get line */
+	int arg;
+};
+
 /* proto_retrieval.c */
 void proto_value(struct proto_conn *pc, struct item *it, bool cas);
 const char *proto_get_begin(struct proto_conn *pc, int kind, const char *p,
 			    const char *end, bool eol);
 size_t proto_get_cont(struct proto_conn *pc, const char *buf, size_t len);
 
-/* proto_storage.c */
+/* proto_storage.c; arg: the enum store_op */
 size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len);
-void proto_update(struct proto_conn *pc, const struct parse_line *l,
-		  enum store_op op);
+proto_cmd_fn proto_update;
 size_t proto_data(struct proto_conn *pc, const char *buf, size_t len);
 size_t proto_swallow(struct proto_conn *pc, size_t len);
 
-/* proto_keys.c */
-void proto_delete(struct proto_conn *pc, const struct parse_line *l);
-void proto_arith(struct proto_conn *pc, const struct parse_line *l, bool incr);
-void proto_touch(struct proto_conn *pc, const struct parse_line *l);
+/* proto_keys.c; arith's arg: true for incr */
+proto_cmd_fn proto_delete;
+proto_cmd_fn proto_arith;
+proto_cmd_fn proto_touch;
 
 /* proto_admin.c */
-void proto_flush_all(struct proto_conn *pc, const struct parse_line *l);
-void proto_verbosity(struct proto_conn *pc, const struct parse_line *l);
-void proto_shutdown(struct proto_conn *pc, const struct parse_line *l);
-void proto_stats(struct proto_conn *pc, const char *args, const char *end);
+proto_cmd_fn proto_flush_all;
+proto_cmd_fn proto_verbosity;
+proto_cmd_fn proto_version;
+proto_cmd_fn proto_quit;
+proto_cmd_fn proto_shutdown;
+proto_cmd_fn proto_stats;
 #ifdef AK_FAULT_INJECTION
-void proto_debug(struct proto_conn *pc, const struct parse_line *l);
+proto_cmd_fn proto_debug;
 #endif
 
-/* proto_range.c */
+/* proto_range.c; range's arg: an enum range_kind, | RANGE_REVERSE */
 enum range_kind {
 	RANGE_VALUES,		/* range, rrange */
 	RANGE_VALUES_CAS,	/* ranges, rranges */
 	RANGE_KEYS,		/* keys */
 };
 
-void proto_range(struct proto_conn *pc, const struct parse_line *l,
-		 enum range_kind kind, bool reverse);
-void proto_count(struct proto_conn *pc, const struct parse_line *l);
-void proto_delete_range(struct proto_conn *pc, const struct parse_line *l);
+#define RANGE_REVERSE	0x10	/* rrange, rranges: from <to> down */
+
+proto_cmd_fn proto_range;
+proto_cmd_fn proto_count;
+proto_cmd_fn proto_delete_range;
 
 /* proto_auth.c */
 size_t proto_auth_command(struct proto_conn *pc, const char *buf, size_t len);

@@ -7,15 +7,12 @@
 
 #include <errno.h>
 
-void proto_delete(struct proto_conn *pc, const struct parse_line *l)
+void proto_delete(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	const struct token *key = &l->tok[1];
 
-	if (l->ntok < 2 || l->ntok > 4) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
+	(void)arg;
 	if (l->ntok > 2) {
 		bool hold_zero = TOKEN_IS(&l->tok[2], "0");
 		bool valid;
@@ -43,18 +40,13 @@ void proto_delete(struct proto_conn *pc, const struct parse_line *l)
 	}
 }
 
-void proto_arith(struct proto_conn *pc, const struct parse_line *l,
-			bool incr)
+void proto_arith(struct proto_conn *pc, const struct parse_line *l, int incr)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	const struct token *key = &l->tok[1];
 	uint64_t delta, value;
 	int ret;
 
-	if (l->ntok != 3 && l->ntok != 4) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
 	pc->noreply = line_noreply(l);
 	if (!key_bytes_ok(key->p, key->len)) {
 		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
@@ -92,7 +84,7 @@ void proto_arith(struct proto_conn *pc, const struct parse_line *l,
 	}
 }
 
-void proto_touch(struct proto_conn *pc, const struct parse_line *l)
+void proto_touch(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	const struct token *key = &l->tok[1];
@@ -100,10 +92,7 @@ void proto_touch(struct proto_conn *pc, const struct parse_line *l)
 	struct item *it;
 	int32_t exptime;
 
-	if (l->ntok != 3 && l->ntok != 4) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
+	(void)arg;
 	pc->noreply = line_noreply(l);
 	if (!key_bytes_ok(key->p, key->len)) {
 		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));

@@ -20,9 +20,10 @@ static bool proto_bounds(const struct parse_line *l, struct store_bound *from,
 	       store_bound_cmp(from, to) <= 0;
 }
 
-void proto_range(struct proto_conn *pc, const struct parse_line *l,
-			enum range_kind kind, bool reverse)
+void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
+	enum range_kind kind = (enum range_kind)(arg & ~RANGE_REVERSE);
+	bool reverse = arg & RANGE_REVERSE;
 	struct proto_ctx *ctx = pc->ctx;
 	unsigned int cap = ctx->settings->range_max ? ctx->settings->range_max
 						    : RANGE_DEFAULT;
@@ -31,10 +32,6 @@ void proto_range(struct proto_conn *pc, const struct parse_line *l,
 	struct store_bound from, to;
 	int n, i;
 
-	if (l->ntok != 3 && l->ntok != 4) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
 	if (!proto_bounds(l, &from, &to) ||
 	    (l->ntok == 4 && !parse_count(&l->tok[3], cap, &count))) {
 		proto_out(pc, STR_AND_LEN(s_bad_range));
@@ -84,14 +81,11 @@ out_free:
 		ak_free(items);
 }
 
-void proto_count(struct proto_conn *pc, const struct parse_line *l)
+void proto_count(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct store_bound from, to;
 
-	if (l->ntok != 3) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
+	(void)arg;
 	if (!proto_bounds(l, &from, &to)) {
 		proto_out(pc, STR_AND_LEN(s_bad_range));
 		return;
@@ -101,15 +95,12 @@ void proto_count(struct proto_conn *pc, const struct parse_line *l)
 			store_count(pc->ctx->store, &from, &to));
 }
 
-void proto_delete_range(struct proto_conn *pc,
-			       const struct parse_line *l)
+void proto_delete_range(struct proto_conn *pc, const struct parse_line *l,
+			int arg)
 {
 	struct store_bound from, to;
 
-	if (l->ntok != 3 && l->ntok != 4) {
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
-		return;
-	}
+	(void)arg;
 	if (l->ntok == 4) {
 		if (!TOKEN_IS(&l->tok[3], "noreply")) {
 			proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));

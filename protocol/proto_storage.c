@@ -62,13 +62,13 @@ static void proto_update_begin(struct proto_conn *pc,
 	pc->state = PROTO_DATA;
 }
 
-void proto_update(struct proto_conn *pc, const struct parse_line *l,
-			 enum store_op op)
+void proto_update(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
+	enum store_op op = (enum store_op)arg;
 	struct parse_store st;
 	int ret = parse_store_line(l, op == STORE_OP_CAS, &st);
 
-	if (ret == -EINVAL) {
+	if (ret == -EINVAL) {	/* the table's token rule refused these already */
 		proto_out(pc, STR_AND_LEN("ERROR\r\n"));
 		return;
 	}
