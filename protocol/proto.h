@@ -139,11 +139,14 @@ struct proto_conn {
 	struct proto_ctx *ctx;
 	struct reply out;		/* replies not yet written */
 	enum proto_state state;
-	/* PROTO_DATA: the storage command being read */
+	/* PROTO_DATA: a data block read into pending, then handed to
+	 * data_complete (proto_data_begin()) */
 	struct item *pending;
-	uint64_t pending_cas;
 	size_t data_done;		/* bytes of nbytes + 2 received */
 	size_t data_total;
+	void (*data_complete)(struct proto_conn *pc, struct item *it);
+	/* what the storage command waiting for its block said */
+	uint64_t pending_cas;
 	int pending_op;			/* enum store_op */
 	bool noreply;
 	/* PROTO_SWALLOW */

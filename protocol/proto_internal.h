@@ -129,11 +129,22 @@ const char *proto_get_begin(struct proto_conn *pc, int kind, const char *p,
 			    const char *end, bool eol);
 size_t proto_get_cont(struct proto_conn *pc, const char *buf, size_t len);
 
+/*
+ * proto.c: the data block reader, for every command that sends one.
+ * proto_data_begin(): the next @total bytes (the value and its "\r\n")
+ * are copied into @it as they arrive; then @complete gets @it (and the
+ * caller's reference on it) with the engine back in PROTO_CMD.
+ * proto_swallow_begin(): the next @total bytes are dropped (a refused
+ * block); nothing once the connection is closing.
+ */
+void proto_data_begin(struct proto_conn *pc, struct item *it, size_t total,
+		      void (*complete)(struct proto_conn *pc,
+				       struct item *it));
+void proto_swallow_begin(struct proto_conn *pc, size_t total);
+
 /* proto_storage.c; arg: the enum store_op */
 size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len);
 proto_cmd_fn proto_update;
-size_t proto_data(struct proto_conn *pc, const char *buf, size_t len);
-size_t proto_swallow(struct proto_conn *pc, size_t len);
 
 /* proto_keys.c; arith's arg: true for incr */
 proto_cmd_fn proto_delete;

@@ -39,12 +39,11 @@ proto_update_alloc(struct proto_conn *pc, const struct parse_store *st,
 	/* as memcached: a failed set must not leave the old value */
 	if (op == STORE_OP_SET)
 		store_delete(ctx->store, st->key, st->nkey);
-	if (pc->state != PROTO_CLOSED) {
-		pc->swallow_left = (size_t)st->bytes + 2;
-		pc->state = PROTO_SWALLOW;
-	}
+	proto_swallow_begin(pc, (size_t)st->bytes + 2);
 	return NULL;
 }
+
+static void proto_update_done(struct proto_conn *pc, struct item *it);
 
 /* As proto_update_alloc(), then PROTO_DATA fills the item. */
 static void proto_update_begin(struct proto_conn *pc,
@@ -54,12 +53,9 @@ static void proto_update_begin(struct proto_conn *pc,
 
 	if (!it)
 		return;
-	pc->pending = it;
 	pc->pending_op = op;
 	pc->pending_cas = st->cas;
-	pc->data_done = 0;
-	pc->data_total = (size_t)st->bytes + 2;
-	pc->state = PROTO_DATA;
+	proto_data_begin(pc, it, (size_t)st->bytes + 2, proto_update_done);
 }
 
 void proto_update(struct proto_conn *pc, const struct parse_line *l, int arg)
@@ -148,40 +144,11 @@ proto_update_store(struct proto_conn *pc, struct item *it, enum store_op op,
 	}
 }
 
-/* PROTO_DATA is over: the pending item is filled. */
-static void proto_update_done(struct proto_conn *pc)
+/* The block of a storage command read by the general path is in. */
+static void proto_update_done(struct proto_conn *pc, struct item *it)
 {
-	struct item *it = pc->pending;
-
-	pc->pending = NULL;
-	pc->state = PROTO_CMD;
 	proto_update_store(pc, it, (enum store_op)pc->pending_op,
 			   pc->pending_cas, NULL);
-}
-
-/* PROTO_DATA: copies what has arrived of the block. Return: bytes used. */
-size_t proto_data(struct proto_conn *pc, const char *buf, size_t len)
-{
-	size_t n = pc->data_total - pc->data_done;
-
-	if (n > len)
-		n = len;
-	memcpy(item_value(pc->pending) + pc->data_done, buf, n);
-	pc->data_done += n;
-	if (pc->data_done == pc->data_total)
-		proto_update_done(pc);
-	return n;
-}
-
-/* PROTO_SWALLOW: drops what has arrived of a refused block. */
-size_t proto_swallow(struct proto_conn *pc, size_t len)
-{
-	size_t n = pc->swallow_left < len ? pc->swallow_left : len;
-
-	pc->swallow_left -= n;
-	if (!pc->swallow_left)
-		pc->state = PROTO_CMD;
-	return n;
 }
 
 /*
@@ -190,8 +157,7 @@ size_t proto_swallow(struct proto_conn *pc, size_t len)
  * key is still at hand in the line. Return: bytes used; 0 when the line is
  * not one the fast path takes (the general path reads it).
  */
-size_t proto_set_fast(struct proto_conn *pc, const char *buf,
-			     size_t len)
+size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len)
 {
 	struct parse_store st;
 	size_t n = parse_set_fast(buf, buf + len, &st), total;
