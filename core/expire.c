@@ -116,7 +116,7 @@ void store_flush_all(struct store *s, rel_time_t when)
 	pthread_mutex_unlock(&s->flush_lock);
 }
 
-/* ---- one shard's indexes (all _locked: the caller holds sh->lock) ---- */
+/* ---- active expiry ---- */
 
 /* Check up to @n items from the shard's cursor. Return: items reclaimed. */
 static unsigned int shard_expire_locked(struct store *s, struct shard *sh,

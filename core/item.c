@@ -12,11 +12,6 @@
 
 #include "alloc.h"
 
-static size_t item_block_size(bool intkey, size_t nkey, uint32_t nbytes)
-{
-	return item_data_offset(intkey) + nkey + (size_t)nbytes + 2;
-}
-
 size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes)
 {
 	return ak_good_size(item_block_size(key_is_integer(key, nkey, NULL),
@@ -66,17 +61,9 @@ void item_put(struct item *it)
 
 int key_compare(const char *a, size_t na, const char *b, size_t nb)
 {
-	uint64_t va, vb;
+	uint64_t va = 0, vb = 0;
 	bool ia = key_is_integer(a, na, &va);
 	bool ib = key_is_integer(b, nb, &vb);
-	int c;
 
-	if (ia != ib)
-		return ia ? -1 : 1;
-	if (ia)
-		return va < vb ? -1 : va > vb;
-	c = na && nb ? memcmp(a, b, na < nb ? na : nb) : 0;
-	if (c)
-		return c;
-	return na < nb ? -1 : na > nb;
+	return key_order(ia, va, a, na, ib, vb, b, nb);
 }

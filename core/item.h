@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "hash.h"
@@ -128,15 +129,34 @@ static inline const char *item_value_const(const struct item *it)
 }
 
 /**
- * item_block_size_of() - the bytes item_alloc() asked for @it's block
+ * item_block_size() - the bytes of an item's block: header, key, value and
+ * its "\r\n"
+ * @intkey: whether the key is an integer key (key_is_integer())
+ * @nkey:   key length
+ * @nbytes: value length
+ *
+ * The one formula of an item's size; the helpers below apply it to an item
+ * or round it to the allocator's size class.
+ *
+ * Context: any.
+ * Return: the bytes item_alloc() asks the allocator for.
+ */
+static inline size_t item_block_size(bool intkey, size_t nkey,
+				     uint32_t nbytes)
+{
+	return item_data_offset(intkey) + nkey + (size_t)nbytes + 2;
+}
+
+/**
+ * item_block_size_of() - item_block_size() of an existing item
  * @it: the item
  *
  * Context: any.
- * Return: header + key + value + 2, from the item's shape.
+ * Return: the bytes item_alloc() asked for @it's block.
  */
 static inline size_t item_block_size_of(const struct item *it)
 {
-	return (size_t)it->data_off + it->nkey + (size_t)it->nbytes + 2;
+	return item_block_size(it->iflags & ITEM_INTKEY, it->nkey, it->nbytes);
 }
 
 /**
@@ -183,6 +203,27 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
  * Return: the size class item_alloc() would get.
  */
 size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes);
+
+/**
+ * item_mc_size() - the size memcached 1.6 checks against -I
+ * @nkey:   key length
+ * @flags:  client flags
+ * @nbytes: value length
+ *
+ * Not ours: memcached's 48-byte header, the 8-byte CAS, the key and its
+ * NUL, the flags when they are not 0, the value and its "\r\n". The store
+ * checks -I against this sum so that the largest value -I admits is the
+ * same as memcached's, whatever our own header costs (what the memory
+ * limit counts, with item_total_size()).
+ *
+ * Context: any.
+ * Return: the bytes.
+ */
+static inline size_t item_mc_size(size_t nkey, uint32_t flags, uint32_t nbytes)
+{
+	return 48 + 8 + nkey + 1 + (flags ? sizeof(flags) : 0) +
+	       (size_t)nbytes + 2;
+}
 
 /**
  * item_get() - take one more reference
@@ -266,6 +307,48 @@ static inline bool key_is_integer(const char *key, size_t nkey,
 static inline uint32_t item_key_hash(const char *key, size_t nkey)
 {
 	return (uint32_t)(hash_key(key, nkey) >> 32);
+}
+
+/**
+ * key_bytes_cmp() - bytewise order of two keys, a prefix first
+ * @a, @na: first key
+ * @b, @nb: second key
+ *
+ * Context: any.
+ * Return: <0, 0 or >0.
+ */
+static inline int key_bytes_cmp(const char *a, size_t na, const char *b,
+				size_t nb)
+{
+	size_t n = na < nb ? na : nb;
+	int c = n ? memcmp(a, b, n) : 0;
+
+	if (c)
+		return c;
+	return na < nb ? -1 : na > nb;
+}
+
+/**
+ * key_order() - keyspace order of two keys already classified
+ * @ia, @va, @a, @na: whether the first key is an integer key, its value
+ *                    (when it is), its bytes
+ * @ib, @vb, @b, @nb: the same of the second
+ *
+ * Every integer key, in numeric order, then every other key by
+ * key_bytes_cmp(). key_compare() classifies and calls this; the store's
+ * item_cmp() passes what its items record.
+ *
+ * Context: any.
+ * Return: <0, 0 or >0.
+ */
+static inline int key_order(bool ia, uint64_t va, const char *a, size_t na,
+			    bool ib, uint64_t vb, const char *b, size_t nb)
+{
+	if (ia != ib)
+		return ia ? -1 : 1;
+	if (ia)
+		return va < vb ? -1 : va > vb;
+	return key_bytes_cmp(a, na, b, nb);
 }
 
 /**

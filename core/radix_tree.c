@@ -66,6 +66,18 @@ static unsigned int radix_tree_height_for(uint64_t index)
 	return (63 - __builtin_clzll(index)) / RADIX_TREE_MAP_SHIFT + 1;
 }
 
+unsigned int radix_tree_insert_nodes_max(const struct radix_tree_root *root,
+					 uint64_t index)
+{
+	unsigned int h = radix_tree_height_for(index), cur = root->height;
+
+	if (!cur)
+		return h;
+	if (h > cur)
+		return (h - cur) + (h - 1);
+	return cur - 1;
+}
+
 /* The largest index a tree of @height >= 1 covers. */
 static uint64_t radix_tree_max_index(unsigned int height)
 {

@@ -180,6 +180,23 @@ unsigned int radix_tree_gang_lookup_rev(const struct radix_tree_root *root,
 void radix_tree_destroy(struct radix_tree_root *root);
 
 /**
+ * radix_tree_insert_nodes_max() - most nodes radix_tree_insert() of @index
+ * can add to @root as it is now
+ * @root:  the tree
+ * @index: the index to insert
+ *
+ * Growing the tree to cover @index adds a node per new level, and the
+ * path down to @index may need a node per level below the top: what a
+ * caller reserves (in memory accounting) before an insert. Never more than
+ * RADIX_TREE_PRELOAD_SIZE.
+ *
+ * Context: the caller's lock on @root.
+ * Return: the number of nodes.
+ */
+unsigned int radix_tree_insert_nodes_max(const struct radix_tree_root *root,
+					 uint64_t index);
+
+/**
  * radix_tree_node_size() - bytes one node takes from the allocator
  *
  * Context: any.

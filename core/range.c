@@ -109,7 +109,7 @@ static bool span_init(struct span *sp, const struct store_bound *from,
 	if (sp->ints && sp->ilo > sp->ihi)
 		sp->ints = false;
 	if (sp->strs && !sp->slo.open && !sp->shi.open) {
-		c = str_cmp(sp->slo.key, sp->slo.nkey, sp->shi.key,
+		c = key_bytes_cmp(sp->slo.key, sp->slo.nkey, sp->shi.key,
 			    sp->shi.nkey);
 		if (c > 0 || (c == 0 && !(sp->slo.incl && sp->shi.incl)))
 			sp->strs = false;
@@ -124,7 +124,7 @@ static bool sbound_above(const struct sbound *lo, const struct item *it)
 
 	if (lo->open)
 		return true;
-	c = str_cmp(item_key(it), it->nkey, lo->key, lo->nkey);
+	c = key_bytes_cmp(item_key(it), it->nkey, lo->key, lo->nkey);
 	return c > 0 || (c == 0 && lo->incl);
 }
 
@@ -134,7 +134,7 @@ static bool sbound_below(const struct sbound *hi, const struct item *it)
 
 	if (hi->open)
 		return true;
-	c = str_cmp(item_key(it), it->nkey, hi->key, hi->nkey);
+	c = key_bytes_cmp(item_key(it), it->nkey, hi->key, hi->nkey);
 	return c < 0 || (c == 0 && hi->incl);
 }
 

@@ -212,25 +212,13 @@ static inline void mem_add(struct store *s, int64_t delta)
 				   __ATOMIC_RELAXED);
 }
 
-/* Bytewise order, a prefix first. */
-static inline int str_cmp(const char *a, size_t na, const char *b, size_t nb)
-{
-	size_t n = na < nb ? na : nb;
-	int c = n ? memcmp(a, b, n) : 0;
-
-	if (c)
-		return c;
-	return na < nb ? -1 : na > nb;
-}
-
-/* Keyspace order of two items. */
+/* Keyspace order of two items (key_order() on what they record). */
 static inline int item_cmp(const struct item *a, const struct item *b)
 {
-	if (item_is_int(a) != item_is_int(b))
-		return item_is_int(a) ? -1 : 1;
-	if (item_is_int(a))
-		return a->ikey < b->ikey ? -1 : a->ikey > b->ikey;
-	return str_cmp(item_key(a), a->nkey, item_key(b), b->nkey);
+	bool ia = item_is_int(a), ib = item_is_int(b);
+
+	return key_order(ia, ia ? a->ikey : 0, item_key(a), a->nkey,
+			 ib, ib ? b->ikey : 0, item_key(b), b->nkey);
 }
 
 static inline void keyref_init(struct keyref *k, const char *key, size_t nkey)

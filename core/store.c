@@ -28,44 +28,15 @@
 #define STORE_RETRY		(-1)	/* the expected old item is gone */
 #define STORE_EVICT_ELSEWHERE	(-2)	/* this shard has nothing to evict */
 
-static unsigned int radix_height_for(uint64_t index)
-{
-	if (!index)
-		return 1;
-	return (63 - __builtin_clzll(index)) / RADIX_TREE_MAP_SHIFT + 1;
-}
-
 /* Most bytes of radix nodes inserting @index into @sh can add. */
 static size_t radix_insert_worst_locked(const struct store *s,
 					const struct shard *sh, uint64_t index)
 {
-	unsigned int h = radix_height_for(index), cur = sh->ints.height;
-	unsigned int nodes;
-
 	ak_lock_assert_held(&sh->lock);
-	if (!cur)
-		nodes = h;
-	else if (h > cur)
-		nodes = (h - cur) + (h - 1);
-	else
-		nodes = cur - 1;
-	return nodes * s->node_size;
+	return radix_tree_insert_nodes_max(&sh->ints, index) * s->node_size;
 }
 
-/*
- * The size memcached 1.6 checks against -I for an item of this shape: its
- * 48-byte header, the 8-byte CAS, the key and its NUL, the flags when they
- * are not 0, the value and its "\r\n". Using the same sum makes the
- * largest value that -I admits the same as there, whatever our own header
- * costs (that is what memory_limit counts, with item_total_size()).
- */
-static size_t item_mc_size(size_t nkey, uint32_t flags, uint32_t nbytes)
-{
-	return 48 + 8 + nkey + 1 + (flags ? sizeof(flags) : 0) +
-	       (size_t)nbytes + 2;
-}
-
-/* ---- time and flush_all ---- */
+/* ---- one shard's indexes (all _locked: the caller holds sh->lock) ---- */
 
 static inline struct item *shard_find_locked(const struct shard *sh,
 					     const struct keyref *k)
@@ -92,7 +63,7 @@ static void shard_rb_insert_locked(struct shard *sh, struct item *it)
 		struct item *cur = rb_entry(*link, struct item, rbnode);
 
 		parent = *link;
-		if (str_cmp(item_key(it), it->nkey, item_key(cur),
+		if (key_bytes_cmp(item_key(it), it->nkey, item_key(cur),
 			    cur->nkey) < 0)
 			link = &(*link)->rb_left;
 		else

@@ -123,7 +123,7 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 		if (err)
 			return err;
 		bytes += item_alloc_size(it);
-		if (prev && str_cmp(item_key(prev), prev->nkey, item_key(it),
+		if (prev && key_bytes_cmp(item_key(prev), prev->nkey, item_key(it),
 				    it->nkey) >= 0)
 			CHECK_FAIL("shard %u: rbtree out of order", sh->index);
 		prev = it;

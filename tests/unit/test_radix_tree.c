@@ -989,6 +989,39 @@ static void test_preload_guarantee(void)
 	model_free(&m);
 }
 
+/*
+ * radix_tree_insert_nodes_max() bounds what an insert adds, from the tree
+ * as it stands: the store reserves that many nodes' bytes before it. Keys
+ * of every magnitude (a random bit length), into trees of every height.
+ */
+static void test_insert_nodes_max(void)
+{
+	struct radix_tree_root root = RADIX_TREE_INIT;
+	unsigned int round, i, tight = 0;
+
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < 50; i++) {
+			unsigned int bits = (unsigned int)(rnd() % 65);
+			uint64_t index = bits ? rnd() >> (64 - bits) : 0;
+			unsigned int max = radix_tree_insert_nodes_max(&root,
+								       index);
+			uint64_t before = root.nr_nodes;
+
+			if (radix_tree_lookup(&root, index))
+				continue;
+			CHECK(max <= RADIX_TREE_PRELOAD_SIZE);
+			CHECK(radix_tree_insert(&root, index, rnd_item()) == 0);
+			CHECK_MSG(root.nr_nodes - before <= max,
+				  "index %" PRIu64 ": %" PRIu64 " nodes added, "
+				  "bound %u", index, root.nr_nodes - before, max);
+			tight += root.nr_nodes - before == max;
+		}
+		radix_tree_destroy(&root);
+	}
+	/* the bound is reached (a first insert, a tree grown from height 1) */
+	CHECK(tight > 0);
+}
+
 /* (b) a preload refused at any of its allocations changes no tree */
 static void test_preload_failure(void)
 {
@@ -1202,6 +1235,7 @@ int main(void)
 	test_gang_edges();
 	test_dense_fill();
 	test_preload_guarantee();
+	test_insert_nodes_max();
 	test_preload_failure();
 	test_insert_nomem();
 	test_pool_overflow();
