@@ -6,8 +6,8 @@
  * tree, then the rbtree, then around again); a hit sets ITEM_ACCESSED and
  * a store ITEM_NEW, and the hand clears one of them per pass before it
  * evicts, so an item read since the last pass survives two, a fresh one
- * one, and nothing moves on a hit. The expiry hand (expire.c) walks the
- * same way with the same two functions.
+ * one, and nothing moves on a hit. The hands move with shard.c's
+ * hand_item_locked() and hand_step_locked(), as the expiry hand does.
  *
  * A shard that must make room evicts its own items unless it holds less
  * than half its fair share of the limit; then the store evicts from the
@@ -19,47 +19,6 @@
 #include <errno.h>
 
 #define DEAD_SCAN		1024	/* items -M looks at for a dead one */
-#define REHASH_STEP		2	/* old buckets moved per write while growing */
-
-/* The item at @h, moving it over gaps and around; NULL: the shard is empty. */
-struct item *hand_item_locked(const struct shard *sh,
-			      struct clock_hand *h)
-{
-	unsigned int lap;
-
-	ak_lock_assert_held(&sh->lock);
-	for (lap = 0; lap < 3; lap++) {
-		if (!h->in_strs) {
-			void *got;
-
-			if (radix_tree_gang_lookup(&sh->ints, &got, NULL,
-						   h->ikey, 1))
-				return got;
-			h->in_strs = true;
-			h->item = str_first_locked(sh);
-		}
-		if (h->item)
-			return h->item;
-		h->in_strs = false;
-		h->ikey = 0;
-	}
-	return NULL;
-}
-
-/* Move @h past @it, the item at it. */
-void hand_step_locked(const struct shard *sh, struct clock_hand *h,
-		      const struct item *it)
-{
-	ak_lock_assert_held(&sh->lock);
-	if (!item_is_int(it)) {
-		h->item = str_next_locked(it);
-	} else if (it->ikey == UINT64_MAX) {
-		h->in_strs = true;
-		h->item = str_first_locked(sh);
-	} else {
-		h->ikey = it->ikey + 1;
-	}
-}
 
 /*
  * Free one item by CLOCK: the item at the hand goes unless it has
@@ -168,37 +127,6 @@ int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 		}
 		used = __atomic_load_n(&s->mem_used, __ATOMIC_RELAXED);
 	}
-}
-
-/*
- * The body of shard_rehash_step_locked() while the table grows: move
- * REHASH_STEP old buckets. Return: the old array once the move is
- * complete (ak_free() it after unlocking), else NULL.
- */
-struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh)
-{
-	struct slist_head *old, *done = NULL;
-	struct slist_node *tmp;
-	struct item *it;
-	unsigned int i;
-
-	ak_lock_assert_held(&sh->lock);
-	for (i = 0; i < REHASH_STEP && (old = htable_rehash_bucket(&sh->ht));
-	     i++) {
-		slist_for_each_entry_safe(it, tmp, old, hnode) {
-			slist_del_init(&it->hnode, old);
-			slist_add_head(&it->hnode, htable_new_bucket(&sh->ht,
-				item_key_hash(item_key(it), it->nkey)));
-		}
-		done = htable_rehash_advance(&sh->ht);
-	}
-	if (done) {
-		int64_t bytes = (int64_t)ak_usable_size(done);
-
-		sh->index_bytes -= bytes;
-		mem_add(s, -bytes);
-	}
-	return done;
 }
 
 /*

@@ -2,8 +2,9 @@
 /*
  * shard.h - the store's private parts: struct store and struct shard, the
  * key reference, the dead list and the helpers that store.c, evict.c,
- * expire.c, range.c and store_check.c share. Not for users of the store:
- * they include store.h.
+ * expire.c, range.c and store_check.c share, with shard.c's functions
+ * (the indexes' own operations, which call none of those files). Not for
+ * users of the store: they include store.h.
  *
  * Lock order: a thread holds at most one shard lock at a time and takes no
  * other lock while holding it. The flush mutex only serialises concurrent
@@ -322,17 +323,27 @@ static inline void hands_forget_locked(struct shard *sh, struct item *it,
 		sh->expire_hand.item = repl ? repl : str_next_locked(it);
 }
 
-/* evict.c: the CLOCK hands, the memory charge, cross-shard eviction and
- * hash table growth */
+/* Count the radix nodes an insert or delete added or freed since @nodes_before. */
+static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
+					   uint64_t nodes_before)
+{
+	int64_t delta = ((int64_t)sh->ints.nr_nodes - (int64_t)nodes_before) *
+			(int64_t)s->node_size;
+
+	ak_lock_assert_held(&sh->lock);
+	sh->index_bytes += delta;
+	mem_add(s, delta);
+}
+
+/* shard.c: taking an item off the indexes, the hands, hash table steps */
+void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,
+			struct dead_list *dead);
+void item_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
+			 struct dead_list *dead);
 struct item *hand_item_locked(const struct shard *sh, struct clock_hand *h);
 void hand_step_locked(const struct shard *sh, struct clock_hand *h,
 		      const struct item *it);
-int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
-		      bool defer, const struct item *keep, rel_time_t now,
-		      struct dead_list *dead, size_t *short_by);
 struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh);
-void shard_grow(struct store *s, struct shard *sh, unsigned int bits);
-size_t store_evict_others(struct store *s, struct shard *self, size_t need);
 
 /*
  * Move a few old buckets of a growing hash table. Return: the old array
@@ -354,10 +365,11 @@ static inline bool shard_wants_grow_locked(const struct shard *sh)
 	return htable_wants_grow(&sh->ht) && sh->ht.count >= sh->grow_retry_at;
 }
 
-/* store.c: taking an item off the indexes */
-void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,
-			struct dead_list *dead);
-void item_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
-			 struct dead_list *dead);
+/* evict.c: the memory charge, cross-shard eviction, hash table growth */
+int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
+		      bool defer, const struct item *keep, rel_time_t now,
+		      struct dead_list *dead, size_t *short_by);
+void shard_grow(struct store *s, struct shard *sh, unsigned int bits);
+size_t store_evict_others(struct store *s, struct shard *self, size_t need);
 
 #endif /* ANCHORKV_SHARD_H */

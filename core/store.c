@@ -73,60 +73,6 @@ static void shard_rb_insert_locked(struct shard *sh, struct item *it)
 	rb_insert_color(&it->rbnode, &sh->tree);
 }
 
-static void index_radix_sync_locked(struct store *s, struct shard *sh,
-				    uint64_t nodes_before)
-{
-	int64_t delta = ((int64_t)sh->ints.nr_nodes - (int64_t)nodes_before) *
-			(int64_t)s->node_size;
-
-	ak_lock_assert_held(&sh->lock);
-	sh->index_bytes += delta;
-	mem_add(s, delta);
-}
-
-/*
- * Take @it off every index and the CLOCK list and uncount it; the store's
- * reference goes onto @dead, to be released after unlocking.
- */
-void item_unlink_locked(struct store *s, struct shard *sh,
-			struct item *it, struct dead_list *dead)
-{
-	size_t size;
-
-	ak_lock_assert_held(&sh->lock);
-	if (item_is_int(it)) {
-		uint64_t nodes = sh->ints.nr_nodes;
-
-		radix_tree_delete(&sh->ints, it->ikey);
-		index_radix_sync_locked(s, sh, nodes);
-		sh->curr_int_items--;
-	} else {
-		htable_del(&sh->ht, &it->hnode,
-			   item_key_hash(item_key(it), it->nkey));
-		hands_forget_locked(sh, it, NULL);
-		rb_erase(&it->rbnode, &sh->tree);
-		RB_CLEAR_NODE(&it->rbnode);
-		sh->curr_str_items--;
-	}
-	item_clear_flag(it, ITEM_LINKED);
-	sh->curr_items--;
-	size = item_alloc_size(it);
-	sh->bytes -= size;
-	mem_add(s, -(int64_t)size);
-	dead_push(dead, it);
-}
-
-/* Unlink an expired or flushed item. */
-void item_reclaim_locked(struct store *s, struct shard *sh,
-			 struct item *it, struct dead_list *dead)
-{
-	ak_lock_assert_held(&sh->lock);
-	sh->reclaimed++;
-	if (!(it->iflags & ITEM_FETCHED))
-		sh->expired_unfetched++;
-	item_unlink_locked(s, sh, it, dead);
-}
-
 /* The live item of key @k, reclaiming a dead one; sets *@why. */
 static inline __attribute__((always_inline))
 struct item *shard_find_live_locked(struct store *s, struct shard *sh,
@@ -347,7 +293,6 @@ static int store_commit(struct store *s, struct item *it, enum store_op op,
 }
 
 /* ---- the public item API ---- */
-
 
 int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * shard.c - one shard's indexes, below everything else of the store: an
+ * item taken off them (unlinked, or reclaimed when dead), the hands that
+ * walk them in keyspace order (CLOCK eviction and active expiry both
+ * use them), and the steps of a growing hash table. store.c, evict.c,
+ * expire.c and range.c call these; these call none of them.
+ */
+#include "shard.h"
+
+#define REHASH_STEP		2	/* old buckets moved per write while growing */
+
+/*
+ * Take @it off every index and uncount it; the store's reference goes onto
+ * @dead, to be released after unlocking.
+ */
+void item_unlink_locked(struct store *s, struct shard *sh,
+			struct item *it, struct dead_list *dead)
+{
+	size_t size;
+
+	ak_lock_assert_held(&sh->lock);
+	if (item_is_int(it)) {
+		uint64_t nodes = sh->ints.nr_nodes;
+
+		radix_tree_delete(&sh->ints, it->ikey);
+		index_radix_sync_locked(s, sh, nodes);
+		sh->curr_int_items--;
+	} else {
+		htable_del(&sh->ht, &it->hnode,
+			   item_key_hash(item_key(it), it->nkey));
+		hands_forget_locked(sh, it, NULL);
+		rb_erase(&it->rbnode, &sh->tree);
+		RB_CLEAR_NODE(&it->rbnode);
+		sh->curr_str_items--;
+	}
+	item_clear_flag(it, ITEM_LINKED);
+	sh->curr_items--;
+	size = item_alloc_size(it);
+	sh->bytes -= size;
+	mem_add(s, -(int64_t)size);
+	dead_push(dead, it);
+}
+
+/* Unlink an expired or flushed item. */
+void item_reclaim_locked(struct store *s, struct shard *sh,
+			 struct item *it, struct dead_list *dead)
+{
+	ak_lock_assert_held(&sh->lock);
+	sh->reclaimed++;
+	if (!(it->iflags & ITEM_FETCHED))
+		sh->expired_unfetched++;
+	item_unlink_locked(s, sh, it, dead);
+}
+
+/* The item at @h, moving it over gaps and around; NULL: the shard is empty. */
+struct item *hand_item_locked(const struct shard *sh,
+			      struct clock_hand *h)
+{
+	unsigned int lap;
+
+	ak_lock_assert_held(&sh->lock);
+	for (lap = 0; lap < 3; lap++) {
+		if (!h->in_strs) {
+			void *got;
+
+			if (radix_tree_gang_lookup(&sh->ints, &got, NULL,
+						   h->ikey, 1))
+				return got;
+			h->in_strs = true;
+			h->item = str_first_locked(sh);
+		}
+		if (h->item)
+			return h->item;
+		h->in_strs = false;
+		h->ikey = 0;
+	}
+	return NULL;
+}
+
+/* Move @h past @it, the item at it. */
+void hand_step_locked(const struct shard *sh, struct clock_hand *h,
+		      const struct item *it)
+{
+	ak_lock_assert_held(&sh->lock);
+	if (!item_is_int(it)) {
+		h->item = str_next_locked(it);
+	} else if (it->ikey == UINT64_MAX) {
+		h->in_strs = true;
+		h->item = str_first_locked(sh);
+	} else {
+		h->ikey = it->ikey + 1;
+	}
+}
+
+/*
+ * The body of shard_rehash_step_locked() while the table grows: move
+ * REHASH_STEP old buckets. Return: the old array once the move is
+ * complete (ak_free() it after unlocking), else NULL.
+ */
+struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh)
+{
+	struct slist_head *old, *done = NULL;
+	struct slist_node *tmp;
+	struct item *it;
+	unsigned int i;
+
+	ak_lock_assert_held(&sh->lock);
+	for (i = 0; i < REHASH_STEP && (old = htable_rehash_bucket(&sh->ht));
+	     i++) {
+		slist_for_each_entry_safe(it, tmp, old, hnode) {
+			slist_del_init(&it->hnode, old);
+			slist_add_head(&it->hnode, htable_new_bucket(&sh->ht,
+				item_key_hash(item_key(it), it->nkey)));
+		}
+		done = htable_rehash_advance(&sh->ht);
+	}
+	if (done) {
+		int64_t bytes = (int64_t)ak_usable_size(done);
+
+		sh->index_bytes -= bytes;
+		mem_add(s, -bytes);
+	}
+	return done;
+}
