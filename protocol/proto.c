@@ -16,12 +16,12 @@
  *
  * Replies go to pc->out: fixed lines copied, values by reference to the
  * item. Every reply string is memcached 1.6's. The commands themselves live
- * in one file per family (proto_internal.h lists them).
+ * in one file per family (proto_cmd.h lists them).
  *
  * Synchronization: a proto_conn is used by its connection's worker only;
  * the store takes its own locks.
  */
-#include "proto_internal.h"
+#include "proto_cmd.h"
 
 #define GET_LEAD_MAX	100	/* spaces before a streamed get's command */
 
@@ -42,77 +42,6 @@ void proto_conn_release(struct proto_conn *pc)
 	}
 	reply_free(&pc->out);
 	pc->state = PROTO_CLOSED;
-}
-
-/* "<prefix><n>\r\n", unless noreply. */
-void proto_reply_num(struct proto_conn *pc, const char *prefix, size_t plen,
-		     uint64_t n)
-{
-	char *p, *q;
-
-	if (pc->noreply || unlikely(pc->state == PROTO_CLOSED))
-		return;
-	p = reply_reserve(&pc->out, plen + 22);
-	if (unlikely(!p)) {
-		proto_fail(pc);
-		return;
-	}
-	memcpy(p, prefix, plen);
-	q = fmt_u64(p + plen, n);
-	*q++ = '\r';
-	*q++ = '\n';
-	reply_commit(&pc->out, (size_t)(q - p));
-}
-
-/* ------------------------------------------------------------------ */
-/* data blocks                                                          */
-
-void proto_data_begin(struct proto_conn *pc, struct item *it, size_t total,
-		      void (*complete)(struct proto_conn *pc,
-				       struct item *it))
-{
-	pc->pending = it;
-	pc->data_done = 0;
-	pc->data_total = total;
-	pc->data_complete = complete;
-	pc->state = PROTO_DATA;
-}
-
-void proto_swallow_begin(struct proto_conn *pc, size_t total)
-{
-	if (pc->state == PROTO_CLOSED)
-		return;
-	pc->swallow_left = total;
-	pc->state = PROTO_SWALLOW;
-}
-
-/* PROTO_DATA: copies what has arrived of the block. Return: bytes used. */
-static size_t proto_data(struct proto_conn *pc, const char *buf, size_t len)
-{
-	size_t n = pc->data_total - pc->data_done;
-	struct item *it = pc->pending;
-
-	if (n > len)
-		n = len;
-	memcpy(item_value(it) + pc->data_done, buf, n);
-	pc->data_done += n;
-	if (pc->data_done == pc->data_total) {
-		pc->pending = NULL;
-		pc->state = PROTO_CMD;
-		pc->data_complete(pc, it);
-	}
-	return n;
-}
-
-/* PROTO_SWALLOW: drops what has arrived of a refused block. */
-static size_t proto_swallow(struct proto_conn *pc, size_t len)
-{
-	size_t n = pc->swallow_left < len ? pc->swallow_left : len;
-
-	pc->swallow_left -= n;
-	if (!pc->swallow_left)
-		pc->state = PROTO_CMD;
-	return n;
 }
 
 /* ------------------------------------------------------------------ */

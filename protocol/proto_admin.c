@@ -3,7 +3,7 @@
  * proto_admin.c - flush_all, verbosity, shutdown, stats, and the fault
  * injection commands of the sanitizer build (debug).
  */
-#include "proto_internal.h"
+#include "proto_cmd.h"
 
 #include "alloc.h"
 

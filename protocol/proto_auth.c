@@ -3,7 +3,7 @@
  * proto_auth.c - authentication (-Y): the "set" whose data block is "<user>
  * <password>", as memcached 1.6 takes it.
  */
-#include "proto_internal.h"
+#include "proto_cmd.h"
 
 #define AUTH_DATA_MAX	8192u	/* the longest "<user> <password>" block */
 

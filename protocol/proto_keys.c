@@ -3,7 +3,7 @@
  * proto_keys.c - the commands on one key that take no data block: delete, incr,
  * decr, touch.
  */
-#include "proto_internal.h"
+#include "proto_cmd.h"
 
 #include <errno.h>
 

@@ -3,7 +3,7 @@
  * proto_range.c - the range commands: range, ranges, rrange, rranges, keys,
  * count, delete_range (PROTOCOL.md, "Range commands").
  */
-#include "proto_internal.h"
+#include "proto_cmd.h"
 
 #include "alloc.h"
 

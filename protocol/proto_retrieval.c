@@ -3,7 +3,7 @@
  * proto_retrieval.c - get, gets, gat, gats, and the VALUE line of a hit
  * (which the range commands use too).
  */
-#include "proto_internal.h"
+#include "proto_cmd.h"
 
 #define PROTO_COPY_MAX	512u	/* values up to this are copied into replies */
 

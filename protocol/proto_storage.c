@@ -5,7 +5,7 @@
  * swallowed when the item is refused), the store and its answer; and the
  * one-pass set of the usual case.
  */
-#include "proto_internal.h"
+#include "proto_cmd.h"
 
 #include <errno.h>
 

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * proto_internal.h - what the protocol engine (proto.c) and its command
- * families share; not for users of the engine, who include proto.h.
+ * proto_cmd.h - the command table's types and what the protocol engine
+ * (proto.c) and its command families share; not for users of the engine,
+ * who include proto.h. (Not named proto_internal.h: this is the commands'
+ * interface, below the engine and the families alike, not proto.c's
+ * private part.)
  *
  *   proto.c            the engine: proto_process(), the command line, the
  *                      command table and its dispatch
+ *   proto_data.c       the data block reader of the storage commands
  *   proto_retrieval.c  get, gets, gat, gats; the VALUE line of a hit
- *   proto_storage.c    set, add, replace, append, prepend, cas; the data
- *                      block reader
+ *   proto_storage.c    set, add, replace, append, prepend, cas
  *   proto_keys.c       delete, incr, decr, touch
  *   proto_admin.c      flush_all, verbosity, shutdown, stats, debug
  *   proto_range.c      range, ranges, rrange, rranges, keys, count,
@@ -17,8 +20,8 @@
  * Synchronization: everything here runs on the connection's worker thread;
  * the store takes its own locks.
  */
-#ifndef ANCHORKV_PROTO_INTERNAL_H
-#define ANCHORKV_PROTO_INTERNAL_H
+#ifndef ANCHORKV_PROTO_CMD_H
+#define ANCHORKV_PROTO_CMD_H
 
 #include "proto.h"
 
@@ -80,9 +83,25 @@ static inline bool line_noreply(const struct parse_line *l)
 	return l->ntok && TOKEN_IS(&l->tok[l->ntok - 1], "noreply");
 }
 
-/* proto.c: "<prefix><n>\r\n", unless noreply. */
-void proto_reply_num(struct proto_conn *pc, const char *prefix, size_t plen,
-		     uint64_t n);
+/* "<prefix><n>\r\n", unless noreply. */
+static inline void proto_reply_num(struct proto_conn *pc, const char *prefix,
+				   size_t plen, uint64_t n)
+{
+	char *p, *q;
+
+	if (pc->noreply || unlikely(pc->state == PROTO_CLOSED))
+		return;
+	p = reply_reserve(&pc->out, plen + 22);
+	if (unlikely(!p)) {
+		proto_fail(pc);
+		return;
+	}
+	memcpy(p, prefix, plen);
+	q = fmt_u64(p + plen, n);
+	*q++ = '\r';
+	*q++ = '\n';
+	reply_commit(&pc->out, (size_t)(q - p));
+}
 
 /*
  * The commands, as the command table of proto.c names them. A get line
@@ -130,7 +149,7 @@ const char *proto_get_begin(struct proto_conn *pc, int kind, const char *p,
 size_t proto_get_cont(struct proto_conn *pc, const char *buf, size_t len);
 
 /*
- * proto.c: the data block reader, for every command that sends one.
+ * proto_data.c: the data block reader, for every command that sends one.
  * proto_data_begin(): the next @total bytes (the value and its "\r\n")
  * are copied into @it as they arrive; then @complete gets @it (and the
  * caller's reference on it) with the engine back in PROTO_CMD.
@@ -141,6 +160,9 @@ void proto_data_begin(struct proto_conn *pc, struct item *it, size_t total,
 		      void (*complete)(struct proto_conn *pc,
 				       struct item *it));
 void proto_swallow_begin(struct proto_conn *pc, size_t total);
+/* PROTO_DATA, PROTO_SWALLOW: take what has arrived. Return: bytes used. */
+size_t proto_data(struct proto_conn *pc, const char *buf, size_t len);
+size_t proto_swallow(struct proto_conn *pc, size_t len);
 
 /* proto_storage.c; arg: the enum store_op */
 size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len);
@@ -178,4 +200,4 @@ proto_cmd_fn proto_delete_range;
 /* proto_auth.c */
 size_t proto_auth_command(struct proto_conn *pc, const char *buf, size_t len);
 
-#endif /* ANCHORKV_PROTO_INTERNAL_H */
+#endif /* ANCHORKV_PROTO_CMD_H */
