@@ -21,6 +21,7 @@
 #include "compiler.h"
 #include "conn.h"
 #include "log.h"
+#include "clock.h"
 #include "server.h"
 #include "settings.h"
 #include "stats.h"

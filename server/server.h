@@ -57,13 +57,4 @@ struct server {
 	bool shutdown_cmd;		/* atomic: "shutdown" was received */
 };
 
-/**
- * server_now_us() - monotonic microseconds, for durations
- *
- * Context: any.
- *
- * Return: microseconds of the monotonic clock.
- */
-uint64_t server_now_us(void);
-
 #endif /* ANCHORKV_SERVER_H */
