@@ -4,7 +4,7 @@
 #   make run        install what is missing, build, run in the foreground
 #   make test       install what is missing, build with -Werror (release and
 #                   ASan+UBSan), run the C unit tests, then the integration
-#                   tests against the sanitized daemon; ends "N passed, N failed"
+#                   tests against the sanitized daemon; ends "N passed, N failed, N skipped"
 #   make bench-core ns/op of the core structures (not a test)
 #   make bench      load tests against anchorkv, memcached and redis-server
 #   make fuzz       libFuzzer targets (FUZZ_SECONDS each)
