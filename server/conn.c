@@ -40,11 +40,8 @@
 #include "compiler.h"
 #include "log.h"
 #include "reply.h"
-#include "server.h"
 #include "settings.h"
-#include "stats.h"
 #include "store.h"
-#include "worker.h"
 
 void conn_addr_format(const struct sockaddr *sa, socklen_t salen, char *out,
 		      size_t room)
@@ -112,7 +109,7 @@ void conn_discard(struct conn *c)
 
 static int64_t conn_now(const struct conn *c)
 {
-	return store_unix_time(c->w->srv->store);
+	return store_unix_time(c->owner->store);
 }
 
 /*
@@ -131,7 +128,7 @@ static unsigned int conn_timeout_secs(const struct conn *c)
 
 void conn_close(struct conn *c)
 {
-	struct worker *w = c->w;
+	struct conn_owner *w = c->owner;
 
 	log_conn("<%d connection closed (%s)", c->fd, c->addr);
 	if (w->current == c)
@@ -142,13 +139,9 @@ void conn_close(struct conn *c)
 		event_free(c->wev);
 	close(c->fd);
 	proto_conn_release(&c->pc);
-	pthread_mutex_lock(&w->lock);
-	list_del(&c->node);
-	w->nconns--;
-	pthread_mutex_unlock(&w->lock);
 	stats_dec(curr_conns);
 	ak_free(c->rbuf);
-	worker_conn_gone(w, c);
+	w->conn_gone(w, c);
 	ak_free(c);
 }
 
@@ -167,8 +160,8 @@ static int conn_fill(struct conn *c)
 		n = read(c->fd, c->rbuf + c->rlen, room);
 		if (n > 0) {
 			c->rlen += (size_t)n;
-			WRITE_ONCE(c->w->io.bytes_read,
-				   c->w->io.bytes_read + (uint64_t)n);
+			WRITE_ONCE(c->owner->io.bytes_read,
+				   c->owner->io.bytes_read + (uint64_t)n);
 			log_io("<%d read %zd bytes", c->fd, n);
 			/* a short read drained the socket: no second syscall */
 			if ((size_t)n < room)
@@ -194,7 +187,7 @@ static int conn_fill(struct conn *c)
  */
 static int conn_flush(struct conn *c)
 {
-	struct worker *w = c->w;
+	struct conn_owner *w = c->owner;
 	struct reply *out = &c->pc.out;
 
 	while (reply_pending(out)) {
@@ -317,7 +310,7 @@ static void conn_log_commands(const struct conn *c, const char *p, size_t n,
  */
 static bool conn_process(struct conn *c, unsigned int *budget)
 {
-	struct worker *w = c->w;
+	struct conn_owner *w = c->owner;
 	unsigned int before = c->pc.nreqs, done;
 	size_t used, skip = 0;
 	bool authed;
@@ -452,8 +445,8 @@ static void conn_run(struct conn *c)
 		/* input is left */
 		if (!budget) {
 			yield = true;
-			WRITE_ONCE(c->w->io.conn_yields,
-				   c->w->io.conn_yields + 1);
+			WRITE_ONCE(c->owner->io.conn_yields,
+				   c->owner->io.conn_yields + 1);
 			break;
 		}
 		if (reply_pending(&c->pc.out) > REPLY_HIGH_WATER)
@@ -527,19 +520,15 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	conn_run(c);
 }
 
-void conn_adopt(struct worker *w, struct conn *c)
+void conn_adopt(struct conn_owner *w, struct conn *c)
 {
-	c->w = w;
-	proto_conn_init(&c->pc, &w->ctx);
+	c->owner = w;
+	proto_conn_init(&c->pc, w->ctx);
 	c->last_cmd = c->last_active = conn_now(c);
 	c->rev = event_new(w->base, c->fd, EV_READ | EV_PERSIST, conn_on_read,
 			   c);
 	c->wev = event_new(w->base, c->fd, EV_WRITE | EV_PERSIST,
 			   conn_on_write, c);
-	pthread_mutex_lock(&w->lock);
-	list_add_tail(&c->node, &w->conns);
-	w->nconns++;
-	pthread_mutex_unlock(&w->lock);
 	if (!c->rev || !c->wev) {
 		log_error("connection %s: out of memory for its events",
 			  c->addr);
@@ -566,7 +555,7 @@ void conn_stop(struct conn *c)
 
 const char *conn_state_name(const struct conn *c)
 {
-	if (READ_ONCE(c->w->current) == c)
+	if (READ_ONCE(c->owner->current) == c)
 		return "conn_parse_cmd";
 	switch (READ_ONCE(c->pc.state)) {
 	case PROTO_CLOSED:

@@ -19,26 +19,53 @@
 #ifndef ANCHORKV_CONN_H
 #define ANCHORKV_CONN_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
+#include "counters.h"
 #include "list.h"
 #include "proto.h"
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
 
 #define CONN_RBUF_SIZE		(16u * 1024)	/* input buffer */
 #define CONN_RBUF_MAX		(1u << 20)	/* it never needs to grow past */
 #define CONN_LINGER_SECS	10	/* closing: max wait for the client to read */
 #define CONN_ADDR_MAX		160	/* >= LISTENER_NAME_MAX */
 
+struct conn;
 struct event;
-struct worker;
+struct event_base;
+struct store;
+
+/*
+ * What a connection needs of the thread that owns it. A worker embeds one
+ * (container_of() gets the worker back in conn_gone), so conn.c knows no
+ * worker: it is told where to run and whom to tell when it closes.
+ */
+struct conn_owner {
+	struct event_base *base;	/* the loop the connections run on */
+	struct proto_ctx *ctx;		/* their protocol context */
+	struct store *store;		/* for the time of day */
+	unsigned int id;		/* names the owner in the log */
+	struct conn *current;		/* owner writes: conn in proto_process */
+	struct worker_io_stats io;	/* bytes moved, yields */
+	/* a connection closed and is about to be freed: take it off the
+	 * owner's books (called from conn_close()) */
+	void (*conn_gone)(struct conn_owner *o, struct conn *c);
+	struct iovec iov[IOV_MAX];	/* writev scratch */
+};
 
 struct conn {
 	struct proto_conn pc;		/* the protocol state, embedded */
-	struct worker *w;		/* owner */
-	struct list_head node;		/* in w->queue, then w->conns */
+	struct conn_owner *owner;
+	struct list_head node;		/* the owner's: its queue, its list */
 	int fd;
 	struct event *rev;		/* EV_READ | EV_PERSIST */
 	struct event *wev;		/* EV_WRITE | EV_PERSIST */
@@ -69,15 +96,16 @@ struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
 		      const char *listen_addr);
 
 /**
- * conn_adopt() - start serving a connection on a worker
- * @w: the worker
+ * conn_adopt() - start serving a connection on its owner's loop
+ * @o: the owner, which has put @c on its books (conn_close() calls
+ *     o->conn_gone to take it off)
  * @c: from conn_new()
  *
  * Closes the connection if its events cannot be created.
  *
- * Context: the worker thread; takes and releases w->lock.
+ * Context: the owner's thread.
  */
-void conn_adopt(struct worker *w, struct conn *c);
+void conn_adopt(struct conn_owner *o, struct conn *c);
 
 /**
  * conn_discard() - close a connection that was never adopted
@@ -100,9 +128,9 @@ void conn_stop(struct conn *c);
 
 /**
  * conn_close() - close and free a connection
- * @c: the connection; freed
+ * @c: the connection; freed, after its owner's conn_gone has seen it
  *
- * Context: the owning worker thread; takes and releases w->lock.
+ * Context: the owning worker thread.
  */
 void conn_close(struct conn *c);
 

@@ -24,7 +24,7 @@
 #include "clock.h"
 #include "server.h"
 #include "settings.h"
-#include "stats.h"
+#include "counters.h"
 #include "worker.h"
 
 #define ACCEPT_BATCH	64	/* accepts per wake-up, then others' turn */

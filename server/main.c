@@ -75,6 +75,33 @@ static void load_settings(int argc, char **argv)
 		die("%s", err);
 }
 
+/* "shutdown" (enabled by -A): stop as on SIGTERM, from the main thread. */
+static void server_shutdown_hook(void *arg)
+{
+	struct worker *w = arg;
+
+	__atomic_store_n(&w->srv->shutdown_cmd, true, __ATOMIC_RELAXED);
+	kill(getpid(), SIGTERM);
+}
+
+/* -Y: the first command of a connection gives a user and password. */
+static bool server_auth_hook(void *arg, const char *user, size_t ulen,
+			     const char *pass, size_t plen)
+{
+	struct worker *w = arg;
+	const struct auth_table *t = __atomic_load_n(&w->srv->auth,
+						     __ATOMIC_ACQUIRE);
+
+	return t && auth_check(t, user, ulen, pass, plen);
+}
+
+/* What the protocol engine calls of the server (arg: the worker). */
+static const struct proto_hooks server_hooks = {
+	.stats = stats_hook,
+	.shutdown = server_shutdown_hook,
+	.auth = server_auth_hook,
+};
+
 static void server_stop(struct server *srv, const char *why)
 {
 	if (srv->stopping)
@@ -330,6 +357,7 @@ int main(int argc, char **argv)
 	drop_privileges();
 
 	srv.started = time(NULL);
+	srv.hooks = &server_hooks;
 	pthread_mutex_init(&srv.stats_lock, NULL);
 	srv.store = create_store();
 	if (!srv.store)

@@ -24,6 +24,7 @@
 struct event;
 struct event_base;
 struct listener;
+struct proto_hooks;
 struct store;
 struct worker;
 
@@ -34,6 +35,7 @@ struct server {
 	 * workers read it; a replaced table stays on auth_retired until exit */
 	struct auth_table *auth;
 	struct auth_table *auth_retired;	/* main thread */
+	const struct proto_hooks *hooks;	/* the engine's calls into us */
 	struct worker *workers;
 	unsigned int nworkers;
 	unsigned int next_worker;	/* main thread: round robin */

@@ -37,6 +37,7 @@
 
 #include "alloc.h"
 #include "compiler.h"
+#include "counters.h"
 #include "conn.h"
 #include "listener.h"
 #include "reply.h"
@@ -44,8 +45,6 @@
 #include "settings.h"
 #include "store.h"
 #include "worker.h"
-
-struct server_stats server_stats;
 
 _Static_assert(sizeof(struct proto_stats) % sizeof(uint64_t) == 0,
 	       "struct proto_stats must be made of uint64_t counters");
@@ -93,7 +92,7 @@ static void stats_sum(struct server *srv, struct stats_totals *t)
 		sum_counters((uint64_t *)&t->p, (uint64_t *)&w->ctx.stats,
 			     (uint64_t *)&w->base_proto,
 			     U64_FIELDS(struct proto_stats));
-		sum_counters((uint64_t *)&t->io, (uint64_t *)&w->io,
+		sum_counters((uint64_t *)&t->io, (uint64_t *)&w->co.io,
 			     (uint64_t *)&w->base_io,
 			     U64_FIELDS(struct worker_io_stats));
 	}
@@ -111,7 +110,7 @@ static void stats_reset(struct server *srv)
 		snap_counters((uint64_t *)&w->base_proto,
 			      (uint64_t *)&w->ctx.stats,
 			      U64_FIELDS(struct proto_stats));
-		snap_counters((uint64_t *)&w->base_io, (uint64_t *)&w->io,
+		snap_counters((uint64_t *)&w->base_io, (uint64_t *)&w->co.io,
 			      U64_FIELDS(struct worker_io_stats));
 	}
 	stats_write(total_conns, 0);
@@ -325,6 +324,26 @@ static void stats_slabs(struct server *srv, struct reply *out)
 	stat_u64(out, "total_malloced", st.bytes + st.index_bytes);
 }
 
+struct conns_walk {
+	struct reply *out;
+	int64_t now;
+};
+
+/* A connection's lines of "stats conns" (worker_for_each_conn()). */
+static void stats_conn(const struct conn *c, void *arg)
+{
+	struct conns_walk *walk = arg;
+	int64_t last = READ_ONCE(c->last_cmd);
+
+	reply_addf(walk->out, "STAT %d:addr %s\r\n", c->fd, c->addr);
+	reply_addf(walk->out, "STAT %d:listen_addr %s\r\n", c->fd,
+		   c->listen_addr);
+	reply_addf(walk->out, "STAT %d:state %s\r\n", c->fd,
+		   conn_state_name(c));
+	reply_addf(walk->out, "STAT %d:secs_since_last_cmd %" PRId64 "\r\n",
+		   c->fd, walk->now > last ? walk->now - last : 0);
+}
+
 /* One line per listener and three or four per connection, as memcached. */
 static void stats_conns(struct server *srv, struct reply *out)
 {
@@ -342,22 +361,9 @@ static void stats_conns(struct server *srv, struct reply *out)
 		reply_addf(out, "STAT %d:secs_since_last_cmd 0\r\n", fd);
 	}
 	for (i = 0; i < srv->nworkers; i++) {
-		struct worker *w = &srv->workers[i];
-		struct conn *c;
+		struct conns_walk walk = { .out = out, .now = now };
 
-		pthread_mutex_lock(&w->lock);
-		list_for_each_entry(c, &w->conns, node) {
-			int64_t last = READ_ONCE(c->last_cmd);
-
-			reply_addf(out, "STAT %d:addr %s\r\n", c->fd, c->addr);
-			reply_addf(out, "STAT %d:listen_addr %s\r\n", c->fd,
-				   c->listen_addr);
-			reply_addf(out, "STAT %d:state %s\r\n", c->fd,
-				   conn_state_name(c));
-			reply_addf(out, "STAT %d:secs_since_last_cmd %" PRId64
-				   "\r\n", c->fd, now > last ? now - last : 0);
-		}
-		pthread_mutex_unlock(&w->lock);
+		worker_for_each_conn(&srv->workers[i], stats_conn, &walk);
 	}
 }
 

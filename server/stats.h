@@ -1,19 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats.h - the server's counters and the "stats" command.
+ * stats.h - the "stats" command.
  *
- * Counters live where they are counted: the protocol engine counts
- * commands in its per-worker struct proto_stats, each worker counts the
- * bytes it moves and the times it yields (struct worker_io_stats), the
- * store counts items, and the process-wide connection counters below are
- * atomics (the one allowed global besides the settings). "stats" sums them
- * all on demand, reading other threads' counters with relaxed loads.
+ * "stats" sums the counters (counters.h) on demand, reading other
+ * threads' counters with relaxed loads. "stats reset" does not write other
+ * threads' counters: it records their current values as a baseline that
+ * later reports subtract.
  *
- * "stats reset" does not write other threads' counters: it records their
- * current values as a baseline that later reports subtract.
- *
- * Synchronization: server_stats fields are accessed only with the
- * stats_inc()/stats_dec()/stats_read()/stats_write() atomics.
+ * Synchronization: see stats_hook().
  */
 #ifndef ANCHORKV_STATS_H
 #define ANCHORKV_STATS_H
@@ -24,30 +18,6 @@
 
 struct reply;
 struct server;
-
-struct server_stats {
-	uint64_t curr_conns;		/* client connections open */
-	uint64_t total_conns;		/* accepted (resettable) */
-	uint64_t rejected_conns;	/* refused over -c (resettable) */
-	uint64_t listen_disabled_num;	/* accept paused on EMFILE (resettable) */
-	uint64_t listen_disabled_us;	/* time spent paused (resettable) */
-	uint64_t accepting_conns;	/* 1 while the listeners are enabled */
-};
-
-extern struct server_stats server_stats;
-
-#define stats_inc(field)	__atomic_fetch_add(&server_stats.field, 1, __ATOMIC_RELAXED)
-#define stats_add(field, n)	__atomic_fetch_add(&server_stats.field, (n), __ATOMIC_RELAXED)
-#define stats_dec(field)	__atomic_fetch_sub(&server_stats.field, 1, __ATOMIC_RELAXED)
-#define stats_read(field)	__atomic_load_n(&server_stats.field, __ATOMIC_RELAXED)
-#define stats_write(field, v)	__atomic_store_n(&server_stats.field, (v), __ATOMIC_RELAXED)
-
-/* A worker's own I/O counters; the worker writes, others read relaxed. */
-struct worker_io_stats {
-	uint64_t bytes_read;
-	uint64_t bytes_written;
-	uint64_t conn_yields;		/* -R cap reached with input left */
-};
 
 /**
  * stats_hook() - the protocol engine's "stats [args]" callback

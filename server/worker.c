@@ -13,39 +13,12 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "auth.h"
 #include "compiler.h"
 #include "conn.h"
 #include "log.h"
 #include "radix_tree.h"
 #include "server.h"
 #include "settings.h"
-
-/* "shutdown" (enabled by -A): stop as on SIGTERM, from the main thread. */
-static void worker_shutdown_hook(void *arg)
-{
-	struct worker *w = arg;
-
-	__atomic_store_n(&w->srv->shutdown_cmd, true, __ATOMIC_RELAXED);
-	kill(getpid(), SIGTERM);
-}
-
-/* -Y: the first command of a connection gives a user and password. */
-static bool worker_auth_hook(void *arg, const char *user, size_t ulen,
-			     const char *pass, size_t plen)
-{
-	struct worker *w = arg;
-	const struct auth_table *t = __atomic_load_n(&w->srv->auth,
-						     __ATOMIC_ACQUIRE);
-
-	return t && auth_check(t, user, ulen, pass, plen);
-}
-
-static const struct proto_hooks worker_hooks = {
-	.stats = stats_hook,
-	.shutdown = worker_shutdown_hook,
-	.auth = worker_auth_hook,
-};
 
 static void worker_notify(struct worker *w)
 {
@@ -57,11 +30,39 @@ static void worker_notify(struct worker *w)
 			  strerror(errno));
 }
 
-void worker_conn_gone(struct worker *w, struct conn *c)
+/* A connection closed (conn_close()): off the list, and maybe the end. */
+static void worker_conn_gone(struct conn_owner *o, struct conn *c)
 {
-	(void)c;
+	struct worker *w = container_of(o, struct worker, co);
+
+	pthread_mutex_lock(&w->lock);
+	list_del(&c->node);
+	w->nconns--;
+	pthread_mutex_unlock(&w->lock);
 	if (w->stopping && list_empty(&w->conns))
 		event_base_loopbreak(w->base);
+}
+
+/* A handed-over connection joins the list, then runs on the loop. */
+static void worker_adopt(struct worker *w, struct conn *c)
+{
+	pthread_mutex_lock(&w->lock);
+	list_add_tail(&c->node, &w->conns);
+	w->nconns++;
+	pthread_mutex_unlock(&w->lock);
+	conn_adopt(&w->co, c);
+}
+
+void worker_for_each_conn(struct worker *w,
+			  void (*fn)(const struct conn *c, void *arg),
+			  void *arg)
+{
+	const struct conn *c;
+
+	pthread_mutex_lock(&w->lock);
+	list_for_each_entry(c, &w->conns, node)
+		fn(c, arg);
+	pthread_mutex_unlock(&w->lock);
 }
 
 static void worker_begin_stop(struct worker *w)
@@ -118,7 +119,7 @@ static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
 		if (stop)
 			conn_discard(c);
 		else
-			conn_adopt(w, c);
+			worker_adopt(w, c);
 	}
 	if (stop && !w->stopping)
 		worker_begin_stop(w);
@@ -167,7 +168,7 @@ static int worker_init(struct server *srv, struct worker *w, unsigned int id)
 	INIT_LIST_HEAD(&w->conns);
 	w->ctx.store = srv->store;
 	w->ctx.settings = &settings.proto;
-	w->ctx.hooks = &worker_hooks;
+	w->ctx.hooks = srv->hooks;
 	w->ctx.hook_arg = w;
 
 	w->base = event_base_new();
@@ -183,6 +184,11 @@ static int worker_init(struct server *srv, struct worker *w, unsigned int id)
 		return -ENOMEM;
 	if (event_add(w->notify_ev, NULL))
 		return -ENOMEM;
+	w->co.base = w->base;
+	w->co.ctx = &w->ctx;
+	w->co.store = srv->store;
+	w->co.id = id;
+	w->co.conn_gone = worker_conn_gone;
 	return 0;
 }
 

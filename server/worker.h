@@ -23,22 +23,15 @@
 #ifndef ANCHORKV_WORKER_H
 #define ANCHORKV_WORKER_H
 
-#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <sys/uio.h>
 
+#include "conn.h"
 #include "list.h"
 #include "proto.h"
-#include "stats.h"
 
 #define WORKER_STOP_TIMEOUT_MS	2000
 
-#ifndef IOV_MAX
-#define IOV_MAX 1024
-#endif
-
-struct conn;
 struct event;
 struct event_base;
 struct server;
@@ -60,12 +53,10 @@ struct worker {
 	bool stop;			/* under lock: main asked us to stop */
 
 	bool stopping;			/* owner: draining before exit */
-	struct conn *current;		/* owner writes: conn in proto_process */
 	struct proto_ctx ctx;
-	struct worker_io_stats io;
 	struct proto_stats base_proto;	/* stats reset baselines */
 	struct worker_io_stats base_io;
-	struct iovec iov[IOV_MAX];	/* writev scratch */
+	struct conn_owner co;		/* what its connections use of it */
 };
 
 /**
@@ -106,14 +97,18 @@ void worker_dispatch(struct server *srv, struct conn *c);
 void worker_stop_all(struct server *srv);
 
 /**
- * worker_conn_gone() - account for a connection the worker has closed
- * @w: the worker
- * @c: the connection, already off w->conns
+ * worker_for_each_conn() - call @fn on each connection of @w
+ * @w:   a worker, of any thread
+ * @fn:  called with each connection; must not block or take w->lock
+ * @arg: passed to @fn
  *
- * Leaves the loop when the worker is stopping and this was the last one.
+ * For "stats conns": the connection may belong to another thread, so @fn
+ * reads it as conn.h allows (relaxed loads of what its owner writes).
  *
- * Context: the worker thread.
+ * Context: any thread; takes and releases w->lock.
  */
-void worker_conn_gone(struct worker *w, struct conn *c);
+void worker_for_each_conn(struct worker *w,
+			  void (*fn)(const struct conn *c, void *arg),
+			  void *arg);
 
 #endif /* ANCHORKV_WORKER_H */
