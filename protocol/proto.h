@@ -31,15 +31,12 @@
 #include <stdint.h>
 
 #include "reply.h"
+#include "version.h"
 
 struct store;
 struct item;
 
 #define PROTO_LINE_MAX		2048	/* a non-get line longer than this closes */
-
-#ifndef ANCHORKV_VERSION
-#define ANCHORKV_VERSION	"0.1.0"
-#endif
 
 /*
  * What "version" answers after "VERSION ": the memcached release whose

@@ -41,6 +41,7 @@
 #include "settings.h"
 #include "stats.h"
 #include "store.h"
+#include "version.h"
 #include "worker.h"
 
 #define EXPIRE_SLICE		4096	/* items examined per store_expire_step() */

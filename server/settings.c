@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "version.h"
 
 struct settings settings;
 

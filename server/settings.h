@@ -26,7 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"	/* struct proto_settings, ANCHORKV_VERSION */
+#include "proto.h"	/* struct proto_settings */
+#include "version.h"
 
 #define SETTINGS_LISTEN_MAX	512	/* -l: comma-separated addresses */
 #define SETTINGS_PATH_MAX	1024	/* -P, -f, logfile */

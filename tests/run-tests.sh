@@ -49,6 +49,19 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
 fi
 
 if [ "$what" = all ] || [ "$what" = integration ]; then
+	# the release daemon, end to end, before the suites on the sanitized one
+	sh tests/integration/smoke.sh build/anchorkv >"$out/smoke.log" 2>&1
+	rc=$?
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/smoke.log" | tail -n 1)
+	if [ -z "$line" ] || [ $rc -ne 0 ]; then
+		echo "FAIL integration/smoke.sh (exit $rc): see $out/smoke.log"
+		tail -n 20 "$out/smoke.log"
+		[ -n "$line" ] && add_counts "$line"
+		failed=$((failed + 1))
+	else
+		echo "ok   integration/smoke.sh: $line"
+		add_counts "$line"
+	fi
 	if ls tests/integration/test_*.py >/dev/null 2>&1; then
 		ANCHORKV_BIN=${ANCHORKV_BIN:-build/asan/anchorkv} \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
