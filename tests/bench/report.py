@@ -12,10 +12,10 @@
   report.py report RAW META OUTDIR GENERATOR PLOTDIR
       writes OUTDIR/latest.md and PLOTDIR/bench.gp (which draws
       OUTDIR/bench.png)
-  report.py readme README LATEST_MD
-      puts LATEST_MD (headings one level down) into README after the
-      line <!-- BENCH RESULTS -->, in place of what was there up to the
-      next <!-- marker or ## heading
+  report.py docs DOC LATEST_MD
+      puts LATEST_MD (headings one level down) into DOC (docs/benchmarks.md)
+      after the line <!-- BENCH RESULTS -->, in place of what was there up
+      to the next <!-- marker or ## heading
 """
 import json
 import re
@@ -322,7 +322,7 @@ unset multiplot
 """ % (outdir, cols.replace("%s", "ops"), cols.replace("%s", "cpu")))
 
 
-def cmd_readme(readme, latest):
+def cmd_docs(readme, latest):
     marker = "<!-- BENCH RESULTS -->\n"
     text = open(readme).read()
     head, tail = text.split(marker, 1)
@@ -337,14 +337,14 @@ def cmd_readme(readme, latest):
     body = "\n".join(body).strip("\n")
     new = ("### Latest results\n\n" + body +
            "\n\n![ops/s and server CPU per operation]"
-           "(tests/bench/results/bench.png)\n\n")
+           "(../tests/bench/results/bench.png)\n\n")
     with open(readme, "w") as fp:
         fp.write(head + marker + "\n" + new + rest)
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "readme":
-        cmd_readme(*sys.argv[2:4])
+    if sys.argv[1] == "docs":
+        cmd_docs(*sys.argv[2:4])
     elif sys.argv[1] == "parse":
         cmd_parse(*sys.argv[2:9])
     else:

@@ -5,7 +5,7 @@ Against the release daemon (build/anchorkv, jemalloc): the ASan build's RSS
 says nothing about production. The load (loadgen.py, 4 pipelined
 connections, values of 100..4000 bytes over 800,000 keys) writes many times
 64 MiB; VmRSS is sampled from /proc all along. The bound is the limit plus
-the fixed overhead measured and explained in README.md (memory limit
+the fixed overhead measured and explained in docs/testing.md (memory limit
 section): the empty daemon (about 5 MiB), jemalloc's metadata, and the
 dirty pages and size-class slack of its arenas (about 12 MiB measured), with
 room to spare, plus a per-connection allowance (an input buffer and a reply
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anchorkv_only
 
 MIB = 1024 * 1024
 LIMIT_MIB = 64
-FIXED_OVERHEAD_MIB = 24		# README.md: about 17 MiB measured
+FIXED_OVERHEAD_MIB = 24		# docs/testing.md: about 17 MiB measured
 PER_CONN_KIB = 64		# about 11 KiB measured, 34 KiB at most
 CONNS = 4
 SECONDS = 20
