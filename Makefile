@@ -1,6 +1,7 @@
 # anchorkv - one plain, non-recursive Makefile.
 #
-#   make            build build/anchorkv (release, jemalloc)
+#   make            build build/anchorkv (release, jemalloc; CFLAGS, CPPFLAGS
+#                   and LDFLAGS honoured, warnings not errors)
 #   make run        install what is missing, build, run in the foreground
 #   make test       install what is missing, build with -Werror (release and
 #                   ASan+UBSan), run the C unit tests, then the integration
@@ -14,21 +15,27 @@
 
 CC      ?= cc
 PKGS    := libevent libsodium
-WARN    := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wvla
+# A plain make honours the user's CFLAGS, CPPFLAGS and LDFLAGS and does not
+# turn warnings into errors (a newer compiler's new warning must not break a
+# user's build); make test, unit, integration and CI build with WERROR.
+WERROR  ?=
+WARN    := -Wall -Wextra -Wshadow -Wpointer-arith -Wvla -Wmissing-prototypes \
+           -Wstrict-prototypes -Wformat=2 $(WERROR)
+USER_FLAGS := $(CPPFLAGS) $(CFLAGS)
 BASE    := -std=gnu11 -g -pthread -D_GNU_SOURCE -Icore -Iprotocol -Iserver \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 # release: jemalloc, optimised
-REL_CFLAGS := $(BASE) $(WARN) -O2 -MMD -MP
-REL_LIBS   := $(LIBS) -ljemalloc
+REL_CFLAGS := $(BASE) $(WARN) -O2 -MMD -MP $(USER_FLAGS)
+REL_LIBS   := $(LDFLAGS) $(LIBS) -ljemalloc
 # asan: libc malloc so that ASan sees every block, UBSan traps
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # and the "debug alloc_fail" command (PROTOCOL.md), never in a release build;
 # ak_lock_assert_held() checks every _locked helper's lock (core/lock.h)
 ASAN_CFLAGS := $(BASE) $(WARN) -O1 $(SAN) -DAK_MALLOC_LIBC -DAK_FAULT_INJECTION \
-               -DAK_LOCK_DEBUG -MMD -MP
-ASAN_LIBS   := $(LIBS) $(SAN)
+               -DAK_LOCK_DEBUG -MMD -MP $(USER_FLAGS)
+ASAN_LIBS   := $(LDFLAGS) $(LIBS) $(SAN)
 
 CORE_SRCS   := $(wildcard core/*.c)
 PROTO_SRCS  := $(wildcard protocol/*.c)
@@ -84,11 +91,21 @@ deps-bench: deps
 deps-fuzz: deps
 	$(call install_pkgs,$(FUZZ_DEPS))
 
-build/rel/%.o: %.c
+# Every object depends on build/flags, rewritten only when the flags change,
+# so that a plain build followed by make test recompiles with -Werror.
+FLAGS_TEXT := $(CC) | $(REL_CFLAGS) | $(ASAN_CFLAGS) | $(LDFLAGS)
+build/flags: FORCE
+	@mkdir -p build
+	@echo '$(FLAGS_TEXT)' | cmp -s - $@ || echo '$(FLAGS_TEXT)' > $@
+
+.PHONY: FORCE
+FORCE:
+
+build/rel/%.o: %.c build/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -c $< -o $@
 
-build/asan/%.o: %.c
+build/asan/%.o: %.c build/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -c $< -o $@
 
@@ -156,15 +173,15 @@ run: deps
 	./build/anchorkv -f $(CONF)
 
 test: deps-test
-	@$(MAKE) --no-print-directory build/anchorkv build/asan/anchorkv $(UNIT_BINS)
+	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/asan/anchorkv $(UNIT_BINS)
 	@sh tests/run-tests.sh
 
 unit: deps-test
-	@$(MAKE) --no-print-directory $(UNIT_BINS)
+	@$(MAKE) --no-print-directory WERROR=-Werror $(UNIT_BINS)
 	@sh tests/run-tests.sh unit
 
 integration: deps-test
-	@$(MAKE) --no-print-directory build/anchorkv build/asan/anchorkv
+	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/asan/anchorkv
 	@sh tests/run-tests.sh integration
 
 build/bench_core: tests/bench/bench_core.c $(REL_LIB_OBJS)
