@@ -27,41 +27,36 @@ add_counts() { # $1: a line "N passed, M failed"
 	skipped=$((skipped + ${s:-0}))
 }
 
+# The verdict on one program that ends with its own "N passed, N failed":
+# $1 its name, $2 its log, $3 its exit status. A crash, a sanitizer report
+# or a missing closing line counts as one more failure.
+report_run() {
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$2" | tail -n 1)
+	if [ -z "$line" ] || [ "$3" -ne 0 ]; then
+		echo "FAIL $1 (exit $3): see $2"
+		tail -n 20 "$2"
+		[ -n "$line" ] && add_counts "$line"
+		failed=$((failed + 1))
+	else
+		echo "ok   $1: $line"
+		add_counts "$line"
+	fi
+}
+
 if [ "$what" = all ] || [ "$what" = unit ]; then
 	for t in build/asan/tests/test_*; do
 		[ -x "$t" ] || continue
 		name=$(basename "$t")
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 			"$t" >"$out/$name.log" 2>&1
-		rc=$?
-		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/$name.log" | tail -n 1)
-		if [ -z "$line" ] || [ $rc -ne 0 ]; then
-			echo "FAIL unit/$name (exit $rc): see $out/$name.log"
-			tail -n 20 "$out/$name.log"
-			[ -n "$line" ] && add_counts "$line"
-			# a crash or a sanitizer report counts as one more failure
-			failed=$((failed + 1))
-		else
-			echo "ok   unit/$name: $line"
-			add_counts "$line"
-		fi
+		report_run "unit/$name" "$out/$name.log" $?
 	done
 fi
 
 if [ "$what" = all ] || [ "$what" = integration ]; then
 	# the release daemon, end to end, before the suites on the sanitized one
 	sh tests/integration/smoke.sh build/anchorkv >"$out/smoke.log" 2>&1
-	rc=$?
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/smoke.log" | tail -n 1)
-	if [ -z "$line" ] || [ $rc -ne 0 ]; then
-		echo "FAIL integration/smoke.sh (exit $rc): see $out/smoke.log"
-		tail -n 20 "$out/smoke.log"
-		[ -n "$line" ] && add_counts "$line"
-		failed=$((failed + 1))
-	else
-		echo "ok   integration/smoke.sh: $line"
-		add_counts "$line"
-	fi
+	report_run integration/smoke.sh "$out/smoke.log" $?
 	if ls tests/integration/test_*.py >/dev/null 2>&1; then
 		ANCHORKV_BIN=${ANCHORKV_BIN:-build/asan/anchorkv} \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
