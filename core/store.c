@@ -24,9 +24,23 @@
 #define EVICT_ROUNDS		8	/* cross-shard eviction rounds per store */
 #define REPLACE_RETRIES		1000	/* append/prepend/incr: the old item changed */
 
-/* Internal outcomes of shard_store_locked(), beside enum store_result. */
-#define STORE_RETRY		(-1)	/* the expected old item is gone */
-#define STORE_EVICT_ELSEWHERE	(-2)	/* this shard has nothing to evict */
+/*
+ * One store in the making: what store_commit() is asked to do, and what
+ * shard_store_locked() needs and reports back to it.
+ */
+struct commit {
+	struct item *it;	/* filled; the caller's reference is consumed */
+	enum store_op op;
+	uint64_t req_cas;	/* STORE_OP_CAS: the cas the old item must have */
+	bool keep_exptime;	/* take the old item's exptime (a touch may
+				 * have moved it since the new item was built) */
+	uint64_t cas;		/* out: the new item's cas, once stored */
+	/* store_commit()'s own, for shard_store_locked() */
+	struct keyref k;	/* @it's key */
+	size_t size;		/* item_alloc_size(@it) */
+	bool defer;		/* see mem_charge_locked() */
+	size_t short_by;	/* out: bytes other shards should free */
+};
 
 /* Most bytes of radix nodes inserting @index into @sh can add. */
 static size_t radix_insert_worst_locked(const struct store *s,
@@ -97,23 +111,18 @@ struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 }
 
 /*
- * The locked part of every store: find the old item, apply @op, reserve the
- * memory, link @it in place of the old one. With @expect, store only if
- * @expect is the live item of the key (and give @it its current exptime).
- * On STORE_STORED the caller's reference on @it has gone to the store.
- * @k is @it's key and @size its item_alloc_size(), both computed before
- * the lock. @defer: see mem_charge_locked().
- * Return: an enum store_result, STORE_RETRY (@expect is not the live item)
- * or STORE_EVICT_ELSEWHERE (*@short_by bytes must be freed in other shards).
+ * The locked part of every store: find the old item, apply c->op, reserve
+ * the memory, link c->it in place of the old one. On STORE_STORED the
+ * caller's reference on c->it has gone to the store and c->cas is set.
+ * Return: the outcome; STORE_NO_MEMORY with c->short_by set means this
+ * shard has nothing left to evict and other shards should free that much.
  */
-static int shard_store_locked(struct store *s, struct shard *sh,
-			      struct item *it, const struct keyref *k,
-			      size_t size, enum store_op op,
-			      uint64_t req_cas, const struct item *expect,
-			      bool defer, uint64_t *cas_out,
-			      struct dead_list *dead, size_t *short_by)
+static enum store_result shard_store_locked(struct store *s, struct shard *sh,
+					    struct commit *c,
+					    struct dead_list *dead)
 {
 	rel_time_t now = store_now(s);
+	struct item *it = c->it;
 	bool intkey = item_is_int(it);
 	size_t add, credit, charged = 0;
 	size_t old_size = 0;
@@ -123,10 +132,8 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	int err;
 
 	ak_lock_assert_held(&sh->lock);
-	old = shard_find_live_locked(s, sh, k, now, dead, NULL);
-	if (expect && old != expect)
-		return STORE_RETRY;
-	switch (op) {
+	old = shard_find_live_locked(s, sh, &c->k, now, dead, NULL);
+	switch (c->op) {
 	case STORE_OP_SET:
 		break;
 	case STORE_OP_ADD:
@@ -145,14 +152,14 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	case STORE_OP_CAS:
 		if (!old)
 			return STORE_NOT_FOUND;
-		if (old->cas != req_cas)
+		if (old->cas != c->req_cas)
 			return STORE_EXISTS;
 		break;
 	default:
 		return STORE_NOT_STORED;
 	}
-	if (expect)
-		it->exptime = READ_ONCE(expect->exptime);
+	if (c->keep_exptime && old)
+		it->exptime = READ_ONCE(old->exptime);
 
 	/*
 	 * Reserve the new block (and the radix nodes a fresh insert may add)
@@ -163,17 +170,18 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 		old_size = item_alloc_size(old);
 	credit = old_size;
 	for (;;) {
-		add = size;
+		add = c->size;
 		if (intkey && !old)
 			add += radix_insert_worst_locked(s, sh, it->ikey);
 		if (add <= credit + charged)
 			break;
-		err = mem_charge_locked(s, sh, add - credit - charged, defer,
-					old, now, dead, short_by);
+		err = mem_charge_locked(s, sh, add - credit - charged, c->defer,
+					old, now, dead, &c->short_by);
 		if (err) {
 			mem_add(s, -(int64_t)charged);
-			return err == -ENOSPC ? STORE_EVICT_ELSEWHERE :
-						STORE_NO_MEMORY;
+			if (err != -ENOSPC)
+				c->short_by = 0;
+			return STORE_NO_MEMORY;
 		}
 		charged = add - credit;
 	}
@@ -188,12 +196,12 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 			return STORE_NO_MEMORY;
 		}
 	} else if (old) {
-		htable_replace(&sh->ht, &old->hnode, &it->hnode, k->hash);
+		htable_replace(&sh->ht, &old->hnode, &it->hnode, c->k.hash);
 		hands_forget_locked(sh, old, it);
 		rb_replace_node(&old->rbnode, &it->rbnode, &sh->tree);
 		RB_CLEAR_NODE(&old->rbnode);
 	} else {
-		htable_add(&sh->ht, &it->hnode, k->hash);
+		htable_add(&sh->ht, &it->hnode, c->k.hash);
 		shard_rb_insert_locked(sh, it);
 	}
 
@@ -208,11 +216,11 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 		else
 			sh->curr_str_items++;
 	}
-	sh->bytes += size;
+	sh->bytes += c->size;
 	sh->total_items++;
 	sh->index_bytes += (sh->ints.nr_nodes - nodes) * s->node_size;
 	/* what really changed, less the reservation: never positive */
-	mem_add(s, (int64_t)size - (int64_t)credit +
+	mem_add(s, (int64_t)c->size - (int64_t)credit +
 		   (int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
 		   (int64_t)charged);
 
@@ -221,74 +229,64 @@ static int shard_store_locked(struct store *s, struct shard *sh,
 	it->cas = seq << s->shard_bits | sh->index;
 	it->time = now;
 	item_set_flag(it, ITEM_LINKED | ITEM_NEW);
-	if (cas_out)
-		*cas_out = it->cas;
+	c->cas = it->cas;
 	return STORE_STORED;
 }
 
 /*
- * Store @it (consuming the caller's reference whatever the outcome):
+ * Store c->it (consuming the caller's reference whatever the outcome):
  * preload, lock, store, unlock, release; evict in other shards and retry
  * when this one has nothing left to evict or is below its share (and then,
  * if the others had nothing, evict here after all).
  */
-static int store_commit(struct store *s, struct item *it, enum store_op op,
-			uint64_t req_cas, const struct item *expect,
-			uint64_t *cas_out)
+static enum store_result store_commit(struct store *s, struct commit *c)
 {
-	size_t size = item_alloc_size(it);
-	struct keyref k;
-	struct shard *sh;
+	enum store_result ret;
 	unsigned int round;
-	bool defer = true;
-	int ret;
+	struct shard *sh;
 
-	if (s->cfg.mem_limit && size > s->cfg.mem_limit) {
-		item_put(it);
+	c->size = item_alloc_size(c->it);
+	if (s->cfg.mem_limit && c->size > s->cfg.mem_limit) {
+		item_put(c->it);
 		return STORE_TOO_LARGE;
 	}
-	keyref_of_item(&k, it);
-	sh = shard_of(s, &k);
-	if (k.isint && radix_tree_preload()) {
-		item_put(it);
+	keyref_of_item(&c->k, c->it);
+	sh = shard_of(s, &c->k);
+	if (c->k.isint && radix_tree_preload()) {
+		item_put(c->it);
 		return STORE_NO_MEMORY;
 	}
+	c->defer = true;
 	for (round = 0;; round++) {
 		struct slist_head *old_buckets;
-		size_t short_by = 0;
 		unsigned int grow_bits = 0;
 		DEAD_LIST(dead);
 
+		c->short_by = 0;
 		shard_lock(sh);
-		ret = shard_store_locked(s, sh, it, &k, size, op, req_cas,
-					 expect, defer, cas_out, &dead,
-					 &short_by);
+		ret = shard_store_locked(s, sh, c, &dead);
 		old_buckets = shard_rehash_step_locked(s, sh);
-		if (!k.isint && shard_wants_grow_locked(sh))
+		if (!c->k.isint && shard_wants_grow_locked(sh))
 			grow_bits = sh->ht.bits;
 		shard_unlock(sh);
 		items_release(&dead);
 		ak_free(old_buckets);
 		if (grow_bits)
 			shard_grow(s, sh, grow_bits);
-		if (ret != STORE_EVICT_ELSEWHERE)
+		if (ret != STORE_NO_MEMORY || !c->short_by)
 			break;
-		if (round >= EVICT_ROUNDS) {
-			ret = STORE_NO_MEMORY;
+		if (round >= EVICT_ROUNDS)
 			break;
-		}
-		if (!store_evict_others(s, sh, short_by)) {
-			if (!defer) {
-				ret = STORE_NO_MEMORY;
+		if (!store_evict_others(s, sh, c->short_by)) {
+			if (!c->defer)
 				break;
-			}
-			defer = false;
+			c->defer = false;
 		}
 	}
-	if (k.isint)
+	if (c->k.isint)
 		radix_tree_preload_end();
 	if (ret != STORE_STORED)
-		item_put(it);
+		item_put(c->it);
 	return ret;
 }
 
@@ -335,13 +333,14 @@ static __attribute__((noinline))
 enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 			       uint64_t *cas_out)
 {
-	struct keyref k;
+	enum store_result ret = STORE_NOT_STORED;
 	unsigned int tries;
-	int ret = STORE_NOT_STORED;
+	struct keyref k;
 
 	keyref_of_item(&k, it);
 	for (tries = 0; tries < REPLACE_RETRIES; tries++) {
 		struct item *old = store_hold(s, &k), *joined;
+		struct commit c;
 		uint64_t nbytes;
 		char *v;
 
@@ -373,33 +372,39 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 			memcpy(v + old->nbytes, item_value(it), it->nbytes);
 		}
 		memcpy(v + nbytes, "\r\n", 2);
-		ret = store_commit(s, joined, STORE_OP_SET, 0, old, cas_out);
+		c = (struct commit){ .it = joined, .op = STORE_OP_CAS,
+				     .req_cas = old->cas, .keep_exptime = true };
 		item_put(old);
-		if (ret != STORE_RETRY)
-			break;
+		ret = store_commit(s, &c);
+		if (ret == STORE_STORED && cas_out)
+			*cas_out = c.cas;
+		if (ret == STORE_NOT_FOUND)
+			ret = STORE_NOT_STORED;
+		if (ret != STORE_EXISTS)
+			break;		/* else the old item changed: again */
 		ret = STORE_NOT_STORED;
 	}
 	item_put(it);
-	return (enum store_result)ret;
+	return ret;
 }
 
 enum store_result store_item_store(struct store *s, struct item *it,
 				   enum store_op op, uint64_t cas,
 				   uint64_t *cas_out)
 {
+	struct commit c = { .it = it, .op = op, .req_cas = cas };
+	enum store_result ret;
+
 	if (op == STORE_OP_APPEND || op == STORE_OP_PREPEND)
 		return store_concat(s, it, op == STORE_OP_PREPEND, cas_out);
-	return (enum store_result)store_commit(s, it, op, cas, NULL, cas_out);
+	ret = store_commit(s, &c);
+	if (ret == STORE_STORED && cas_out)
+		*cas_out = c.cas;
+	return ret;
 }
 
-/*
- * get, gat and touch. With @buf, a value that fits in @room is copied there
- * instead of being held (see store_get_copy()).
- */
-static struct item *store_lookup(struct store *s, const char *key,
-				 size_t nkey, bool touch, rel_time_t exptime,
-				 bool hold, char *buf, size_t room,
-				 struct store_value *val, enum store_miss *why)
+struct item *store_lookup(struct store *s, const struct store_req *req,
+			  struct store_res *res)
 {
 	enum store_miss st = STORE_MISS_ABSENT;
 	struct item *it = NULL;
@@ -407,66 +412,47 @@ static struct item *store_lookup(struct store *s, const char *key,
 	struct keyref k;
 	struct shard *sh;
 
-	if (keyref_valid(nkey)) {
-		keyref_init(&k, key, nkey);
+	if (keyref_valid(req->nkey)) {
+		keyref_init(&k, req->key, req->nkey);
 		sh = shard_of(s, &k);
 		shard_lock(sh);
 		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
 					    &st);
 		if (it) {
-			if (touch)
-				WRITE_ONCE(it->exptime, exptime);
+			if (req->flags & STORE_REQ_TOUCH)
+				WRITE_ONCE(it->exptime, req->exptime);
 			item_set_flag(it, ITEM_ACCESSED | ITEM_FETCHED);
-			if (buf) {
-				val->flags = it->flags;
-				val->nbytes = it->nbytes;
-				val->cas = it->cas;
-				if ((size_t)it->nbytes + 2 <= room) {
-					memcpy(buf, item_value(it),
-					       (size_t)it->nbytes + 2);
-					it = NULL;
-				}
-			}
-			if (it && hold)
+			res->flags = it->flags;
+			res->nbytes = it->nbytes;
+			res->cas = it->cas;
+			if (req->buf && (size_t)it->nbytes + 2 <= req->room) {
+				memcpy(req->buf, item_value(it),
+				       (size_t)it->nbytes + 2);
+				it = NULL;
+			} else if (req->flags & STORE_REQ_PEEK) {
+				it = NULL;
+			} else {
 				item_get(it);
+			}
 		}
 		shard_unlock(sh);
 		if (unlikely(dead.first))
 			items_release(&dead);
 	}
-	if (why)
-		*why = st;
+	res->why = st;
 	return it;
 }
 
 struct item *store_get(struct store *s, const char *key, size_t nkey,
 		       enum store_miss *why)
 {
-	return store_lookup(s, key, nkey, false, 0, true, NULL, 0, NULL, why);
-}
+	struct store_req req = { .key = key, .nkey = nkey };
+	struct store_res res;
+	struct item *it = store_lookup(s, &req, &res);
 
-struct item *store_get_touch(struct store *s, const char *key, size_t nkey,
-			     rel_time_t exptime, enum store_miss *why)
-{
-	return store_lookup(s, key, nkey, true, exptime, true, NULL, 0, NULL,
-			    why);
-}
-
-struct item *store_get_copy(struct store *s, const char *key, size_t nkey,
-			    bool touch, rel_time_t exptime, char *buf,
-			    size_t room, struct store_value *val,
-			    enum store_miss *why)
-{
-	return store_lookup(s, key, nkey, touch, exptime, true, buf, room, val,
-			    why);
-}
-
-int store_touch(struct store *s, const char *key, size_t nkey,
-		rel_time_t exptime)
-{
-	return store_lookup(s, key, nkey, true, exptime, false, NULL, 0, NULL,
-			    NULL) ?
-	       0 : -ENOENT;
+	if (why)
+		*why = res.why;
+	return it;
 }
 
 int store_delete(struct store *s, const char *key, size_t nkey)
@@ -529,9 +515,11 @@ int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
 	keyref_init(&k, key, nkey);
 	for (tries = 0; tries < REPLACE_RETRIES; tries++) {
 		struct item *old = store_hold(s, &k), *it;
+		enum store_result ret;
+		struct commit c;
 		char text[24];
 		uint64_t v;
-		int len, ret;
+		int len;
 
 		if (!old)
 			return -ENOENT;
@@ -553,14 +541,21 @@ int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
 		}
 		memcpy(item_value(it), text, (size_t)len);
 		memcpy(item_value(it) + len, "\r\n", 2);
-		ret = store_commit(s, it, STORE_OP_SET, 0, old, cas_out);
+		c = (struct commit){ .it = it, .op = STORE_OP_CAS,
+				     .req_cas = old->cas, .keep_exptime = true };
 		item_put(old);
+		ret = store_commit(s, &c);
 		if (ret == STORE_STORED) {
 			*value = v;
+			if (cas_out)
+				*cas_out = c.cas;
 			return 0;
 		}
-		if (ret != STORE_RETRY)
+		if (ret == STORE_NOT_FOUND)
+			return -ENOENT;
+		if (ret != STORE_EXISTS)
 			return -ENOMEM;
+		/* else the old item changed: again */
 	}
 	return -ENOMEM;
 }

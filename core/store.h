@@ -203,83 +203,69 @@ enum store_result store_item_store(struct store *s, struct item *it,
 				   enum store_op op, uint64_t cas,
 				   uint64_t *cas_out);
 
-/**
- * store_get() - look a key up
- * @s:    the store
- * @key:  the key
- * @nkey: its length
- * @why:  receives the hit/miss reason (may be NULL)
- *
- * An expired or flushed item found is unlinked (lazy expiry) and reported
- * as a miss. A hit sets the item's CLOCK bit without moving it.
- *
- * Context: takes and releases the key's shard lock.
- * Return: the item with a reference for the caller (item_put() it), or NULL.
+/*
+ * A point lookup: what it asks (struct store_req) and what it found
+ * (struct store_res). get, gets, gat, gats and touch are each a request;
+ * the meta commands' flags (TTL left, last access, no bump, ...) grow
+ * these two structs, not the argument lists.
  */
-struct item *store_get(struct store *s, const char *key, size_t nkey,
-		       enum store_miss *why);
+enum store_req_flags {
+	STORE_REQ_TOUCH	= 1u << 0,	/* set the expiry to @exptime (gat) */
+	STORE_REQ_PEEK	= 1u << 1,	/* no reference wanted (touch) */
+};
 
-/**
- * store_get_touch() - look a key up and set its expiry (gat/gats)
- * @s:       the store
- * @key:     the key
- * @nkey:    its length
- * @exptime: new expiry, store time
- * @why:     receives the hit/miss reason (may be NULL)
- *
- * Context: takes and releases the key's shard lock.
- * Return: the item with a reference for the caller, or NULL.
- */
-struct item *store_get_touch(struct store *s, const char *key, size_t nkey,
-			     rel_time_t exptime, enum store_miss *why);
+struct store_req {
+	const char *key;
+	size_t nkey;
+	unsigned int flags;	/* enum store_req_flags */
+	rel_time_t exptime;	/* STORE_REQ_TOUCH: the new expiry, store time */
+	char *buf;		/* if set, receives a value of at most
+				 * @room - 2 bytes and its "\r\n" */
+	size_t room;		/* size of @buf */
+};
 
-/* What a copying lookup reports of the item it copied from. */
-struct store_value {
-	uint32_t flags;
+struct store_res {
+	enum store_miss why;	/* hit, or why not */
+	/* a hit's item, also when its value was copied to req->buf */
+	uint32_t flags;		/* client flags */
 	uint32_t nbytes;	/* value length without "\r\n" */
 	uint64_t cas;
 };
 
 /**
- * store_get_copy() - look a key up, copying a small value out
- * @s:       the store
- * @key:     the key
- * @nkey:    its length
- * @touch:   also set the expiry (gat/gats)
- * @exptime: the new expiry, store time, when @touch
- * @buf:     receives the value and its "\r\n" when they fit
- * @room:    size of @buf
- * @val:     receives the flags, length and cas of a hit
- * @why:     receives the hit/miss reason (may be NULL)
+ * store_lookup() - look a key up
+ * @s:   the store
+ * @req: the key and what to do with it
+ * @res: receives the outcome
  *
- * As store_get() (or store_get_touch() with @touch), but a value of at
- * most @room - 2 bytes is copied to @buf under the shard lock, so that no
- * reference is taken and dropped: a small reply is cheaper copied than
- * sent from the item. Values are never changed once linked, so the copy
- * is the value at the moment of the lookup.
+ * An expired or flushed item found is unlinked (lazy expiry) and reported
+ * as a miss. A hit sets the item's CLOCK bit without moving it.
+ *
+ * With req->buf, a value that fits is copied there under the shard lock,
+ * so that no reference is taken and dropped: a small reply is cheaper
+ * copied than sent from the item. Values are never changed once linked,
+ * so the copy is the value at the moment of the lookup.
  *
  * Context: takes and releases the key's shard lock.
- * Return: the item, with a reference for the caller, when it was a hit too
- * large to copy; else NULL: a copied hit when *@why is STORE_HIT, or a
- * miss.
+ * Return: a hit's item with a reference for the caller (item_put() it);
+ * NULL on a miss, with STORE_REQ_PEEK, or when the value was copied (then
+ * res->why is STORE_HIT).
  */
-struct item *store_get_copy(struct store *s, const char *key, size_t nkey,
-			    bool touch, rel_time_t exptime, char *buf,
-			    size_t room, struct store_value *val,
-			    enum store_miss *why);
+struct item *store_lookup(struct store *s, const struct store_req *req,
+			  struct store_res *res);
 
 /**
- * store_touch() - set a key's expiry
- * @s:       the store
- * @key:     the key
- * @nkey:    its length
- * @exptime: new expiry, store time
+ * store_get() - look a key up: store_lookup() of a plain get
+ * @s:    the store
+ * @key:  the key
+ * @nkey: its length
+ * @why:  receives the hit/miss reason (may be NULL)
  *
  * Context: takes and releases the key's shard lock.
- * Return: 0, or -ENOENT.
+ * Return: the item with a reference for the caller, or NULL.
  */
-int store_touch(struct store *s, const char *key, size_t nkey,
-		rel_time_t exptime);
+struct item *store_get(struct store *s, const char *key, size_t nkey,
+		       enum store_miss *why);
 
 /**
  * store_delete() - remove a key

@@ -88,8 +88,9 @@ void proto_touch(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	const struct token *key = &l->tok[1];
-	enum store_miss why = STORE_HIT;
-	struct item *it;
+	struct store_req req = { .key = key->p, .nkey = key->len,
+				 .flags = STORE_REQ_TOUCH | STORE_REQ_PEEK };
+	struct store_res res;
 	int32_t exptime;
 
 	(void)arg;
@@ -104,19 +105,18 @@ void proto_touch(struct proto_conn *pc, const struct parse_line *l, int arg)
 		return;
 	}
 	/* a lookup, as memcached's, so expired/flushed misses are counted */
-	it = store_get_touch(ctx->store, key->p, key->len,
-			     store_exptime(ctx->store, exptime), &why);
+	req.exptime = store_exptime(ctx->store, exptime);
+	store_lookup(ctx->store, &req, &res);
 	ctx->stats.cmd_touch++;
-	if (it) {
-		item_put(it);
+	if (res.why == STORE_HIT) {
 		ctx->stats.touch_hits++;
 		proto_reply(pc, STR_AND_LEN("TOUCHED\r\n"));
 		return;
 	}
 	ctx->stats.touch_misses++;
-	if (why == STORE_MISS_EXPIRED)
+	if (res.why == STORE_MISS_EXPIRED)
 		ctx->stats.get_expired++;
-	else if (why == STORE_MISS_FLUSHED)
+	else if (res.why == STORE_MISS_FLUSHED)
 		ctx->stats.get_flushed++;
 	proto_reply(pc, STR_AND_LEN("NOT_FOUND\r\n"));
 }

@@ -60,11 +60,11 @@ void proto_value(struct proto_conn *pc, struct item *it, bool cas)
 }
 
 /*
- * A hit copied by store_get_copy(): "VALUE <key> <flags> <bytes>[ <cas>]",
+ * A hit copied by store_lookup(): "VALUE <key> <flags> <bytes>[ <cas>]",
  * then the value, all copied into the reply.
  */
 static void proto_value_copy(struct proto_conn *pc, const char *key,
-			     size_t nkey, const struct store_value *val,
+			     size_t nkey, const struct store_res *val,
 			     const char *data, bool cas)
 {
 	char *p, *q;
@@ -95,15 +95,23 @@ static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
-	enum store_miss why = STORE_HIT;
 	bool touch = get_kind_touches(pc->get_kind);
 	char data[PROTO_COPY_MAX + 2];
-	struct store_value val;
+	struct store_req req = {
+		.key = key,
+		.nkey = nkey,
+		.flags = touch ? STORE_REQ_TOUCH : 0,
+		.exptime = pc->get_exptime,
+		.buf = data,
+		.room = sizeof(data),
+	};
+	struct store_res val;
+	enum store_miss why;
 	struct item *it;
 
 	pc->get_nkeys++;
-	it = store_get_copy(ctx->store, key, nkey, touch, pc->get_exptime,
-			    data, sizeof(data), &val, &why);
+	it = store_lookup(ctx->store, &req, &val);
+	why = val.why;
 	if (touch) {
 		st->cmd_touch++;
 		if (why == STORE_HIT)

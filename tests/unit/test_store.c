@@ -117,6 +117,32 @@ static bool holds(struct store *s, const char *key, const char *val)
 	return ok;
 }
 
+/* gat: the item with a reference, or NULL; *@why as store_lookup's. */
+static struct item *get_touch(struct store *s, const char *key, size_t nkey,
+			      rel_time_t exptime, enum store_miss *why)
+{
+	struct store_req req = { .key = key, .nkey = nkey,
+				 .flags = STORE_REQ_TOUCH, .exptime = exptime };
+	struct store_res res;
+	struct item *it = store_lookup(s, &req, &res);
+
+	*why = res.why;
+	return it;
+}
+
+/* touch: 0, or -ENOENT on a miss. */
+static int touch_key(struct store *s, const char *key, size_t nkey,
+		     rel_time_t exptime)
+{
+	struct store_req req = { .key = key, .nkey = nkey,
+				 .flags = STORE_REQ_TOUCH | STORE_REQ_PEEK,
+				 .exptime = exptime };
+	struct store_res res;
+
+	CHECK(!store_lookup(s, &req, &res));
+	return res.why == STORE_HIT ? 0 : -ENOENT;
+}
+
 static struct store_bound bnd(enum bound_kind kind, const char *key)
 {
 	struct store_bound b = { kind, key, key ? strlen(key) : 0 };
@@ -241,7 +267,7 @@ static void test_examples(unsigned int nshards)
 		CHECK(!store_get(s, longkey, sizeof(longkey), &why) &&
 		      why == STORE_MISS_ABSENT);
 		CHECK(store_delete(s, longkey, sizeof(longkey)) == -ENOENT);
-		CHECK(store_touch(s, longkey, sizeof(longkey), 0) == -ENOENT);
+		CHECK(touch_key(s, longkey, sizeof(longkey), 0) == -ENOENT);
 		CHECK(store_incr_decr(s, longkey, 0, true, 1, &v, NULL) ==
 		      -ENOENT);
 		CHECK(put_n(s, longkey, KEY_MAX_LENGTH, "v", 1, 0, 0,
@@ -376,13 +402,13 @@ static void test_examples(unsigned int nshards)
 	CHECK(holds(s, "100", "100"));
 
 	/* touch and gat */
-	CHECK(store_touch(s, "zz", 2, 10) == -ENOENT);
-	CHECK(store_touch(s, "a", 1, store_exptime(s, 5)) == 0);
-	it = store_get_touch(s, "100", 3, store_exptime(s, 7), &why);
+	CHECK(touch_key(s, "zz", 2, 10) == -ENOENT);
+	CHECK(touch_key(s, "a", 1, store_exptime(s, 5)) == 0);
+	it = get_touch(s, "100", 3, store_exptime(s, 7), &why);
 	CHECK(it && why == STORE_HIT && it->exptime == store_now(s) + 7);
 	if (it)
 		item_put(it);
-	CHECK(!store_get_touch(s, "101", 3, 0, &why) &&
+	CHECK(!get_touch(s, "101", 3, 0, &why) &&
 	      why == STORE_MISS_ABSENT);
 	store_set_time(s, T0 + 5);
 	CHECK(holds(s, "100", "100"));
@@ -390,7 +416,7 @@ static void test_examples(unsigned int nshards)
 	CHECK(!store_get(s, "a", 1, &why) && why == STORE_MISS_ABSENT);
 	store_set_time(s, T0 + 7);
 	CHECK(!store_get(s, "100", 3, &why) && why == STORE_MISS_EXPIRED);
-	CHECK(store_touch(s, "100", 3, 0) == -ENOENT);
+	CHECK(touch_key(s, "100", 3, 0) == -ENOENT);
 
 	check_store(s, "examples");
 	store_destroy(s);
@@ -1075,7 +1101,7 @@ static void m_step(struct store *s, bool inject)
 		bool touch = r >= 530;
 		int64_t pexp = rnd_exptime();
 
-		it = touch ? store_get_touch(s, key, nkey,
+		it = touch ? get_touch(s, key, nkey,
 					     store_exptime(s, pexp), &why) :
 			     store_get(s, key, nkey, &why);
 		MCHECK(!!it == live, "get %.*s: %s", (int)nkey, key,
@@ -1093,7 +1119,7 @@ static void m_step(struct store *s, bool inject)
 	} else if (r < 590) {		/* touch */
 		int64_t pexp = rnd_exptime();
 
-		ret = store_touch(s, key, nkey, store_exptime(s, pexp));
+		ret = touch_key(s, key, nkey, store_exptime(s, pexp));
 		MCHECK(ret == (live ? 0 : -ENOENT), "touch %.*s", (int)nkey,
 		       key);
 		if (live)
@@ -1818,6 +1844,66 @@ static void test_concurrent_updates(void)
 	store_destroy(s);
 }
 
+/* store_lookup()'s copy into req->buf, and what it reports of a hit. */
+static void test_lookup_copy(void)
+{
+	struct store *s = new_store(4, 0, false, 1);
+	char buf[16];
+	struct store_req req = { .buf = buf, .room = sizeof(buf) };
+	struct store_res res;
+	uint64_t cas = 0;
+	struct item *it;
+
+	if (!s)
+		return;
+	CHECK(put(s, "small", "hello", 7, 0, STORE_OP_SET, 0, &cas) ==
+	      STORE_STORED);
+	CHECK(put(s, "15", "fifteen-bytes!!", 9, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+	CHECK(put(s, "14", "fourteen-bytes", 3, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+
+	req.key = "small";
+	req.nkey = 5;
+	memset(buf, 0, sizeof(buf));
+	CHECK(!store_lookup(s, &req, &res));
+	CHECK(res.why == STORE_HIT && res.flags == 7 && res.nbytes == 5 &&
+	      res.cas == cas && !memcmp(buf, "hello\r\n", 7));
+
+	/* 14 bytes and "\r\n" fill @room exactly: copied */
+	req.key = "14";
+	req.nkey = 2;
+	CHECK(!store_lookup(s, &req, &res));
+	CHECK(res.why == STORE_HIT && res.flags == 3 && res.nbytes == 14 &&
+	      !memcmp(buf, "fourteen-bytes\r\n", 16));
+
+	/* one byte more does not fit: the item comes back, held */
+	req.key = "15";
+	it = store_lookup(s, &req, &res);
+	CHECK(it && res.why == STORE_HIT && res.nbytes == 15 &&
+	      res.flags == 9 && res.cas == (it ? it->cas : 0));
+	if (it)
+		item_put(it);
+
+	/* a touch through the copying lookup, and a peek */
+	req.key = "small";
+	req.nkey = 5;
+	req.flags = STORE_REQ_TOUCH;
+	req.exptime = store_exptime(s, 3);
+	CHECK(!store_lookup(s, &req, &res) && res.why == STORE_HIT);
+	req = (struct store_req){ .key = "15", .nkey = 2,
+				  .flags = STORE_REQ_PEEK };
+	CHECK(!store_lookup(s, &req, &res) && res.why == STORE_HIT);
+	req.key = "nope";
+	req.nkey = 4;
+	CHECK(!store_lookup(s, &req, &res) && res.why == STORE_MISS_ABSENT);
+	store_set_time(s, T0 + 3);
+	CHECK(!store_get(s, "small", 5, NULL));
+	CHECK(holds(s, "15", "fifteen-bytes!!"));
+	check_store(s, "lookup copy");
+	store_destroy(s);
+}
+
 static void test_bad_config(void)
 {
 	struct store_config cfg = { .nshards = 3 };
@@ -1848,6 +1934,7 @@ int main(void)
 	test_bad_config();
 	test_examples(1);
 	test_examples(16);
+	test_lookup_copy();
 	test_time();
 	test_range_examples(1);
 	test_range_examples(4);
