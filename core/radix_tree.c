@@ -529,6 +529,47 @@ unsigned int radix_tree_gang_lookup_rev(const struct radix_tree_root *root,
 	return n;
 }
 
+void radix_tree_iter_init(struct radix_tree_iter *iter, uint64_t start,
+			  bool reverse, unsigned int batch)
+{
+	iter->next = start;
+	iter->pos = 0;
+	iter->n = 0;
+	iter->batch = batch && batch < RADIX_TREE_ITER_BATCH ?
+		      batch : RADIX_TREE_ITER_BATCH;
+	iter->reverse = reverse;
+	iter->done = false;
+}
+
+void *radix_tree_iter_next(const struct radix_tree_root *root,
+			   struct radix_tree_iter *iter)
+{
+	uint64_t last;
+
+	if (iter->pos == iter->n) {
+		if (iter->done)
+			return NULL;
+		iter->n = iter->reverse ?
+			radix_tree_gang_lookup_rev(root, iter->entries,
+						   iter->indices, iter->next,
+						   iter->batch) :
+			radix_tree_gang_lookup(root, iter->entries,
+					       iter->indices, iter->next,
+					       iter->batch);
+		iter->pos = 0;
+		if (iter->n < iter->batch)
+			iter->done = true;	/* nothing beyond it */
+		if (!iter->n)
+			return NULL;
+		last = iter->indices[iter->n - 1];
+		if (last == (iter->reverse ? 0 : UINT64_MAX))
+			iter->done = true;	/* the end of the index space */
+		else
+			iter->next = iter->reverse ? last - 1 : last + 1;
+	}
+	return iter->entries[iter->pos++];
+}
+
 static void radix_tree_node_destroy(struct radix_tree_node *node)
 {
 	uint64_t bits = node->bitmap;

@@ -31,6 +31,7 @@
 #ifndef ANCHORKV_RADIX_TREE_H
 #define ANCHORKV_RADIX_TREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -170,6 +171,69 @@ unsigned int radix_tree_gang_lookup(const struct radix_tree_root *root,
 unsigned int radix_tree_gang_lookup_rev(const struct radix_tree_root *root,
 					void **results, uint64_t *indices,
 					uint64_t last_index, unsigned int max_items);
+
+#define RADIX_TREE_ITER_BATCH	32	/* entries one gang lookup reads */
+
+/*
+ * A walk over a tree's entries in index order, reading them a gang lookup
+ * at a time (see radix_tree_for_each()).
+ */
+struct radix_tree_iter {
+	uint64_t next;		/* where the next batch starts */
+	unsigned int pos;	/* entries of the batch returned so far */
+	unsigned int n;		/* entries in the batch */
+	unsigned int batch;	/* entries to read per lookup */
+	bool reverse;		/* decreasing index order */
+	bool done;		/* no entry beyond this batch */
+	void *entries[RADIX_TREE_ITER_BATCH];
+	uint64_t indices[RADIX_TREE_ITER_BATCH];
+};
+
+/**
+ * radix_tree_iter_init() - start a walk
+ * @iter:    the iterator
+ * @start:   the first index to look at
+ * @reverse: false: from @start up; true: from @start down
+ * @batch:   entries to read per lookup, 1..RADIX_TREE_ITER_BATCH (0: the
+ *           most); a walk that stops early wants no more than it needs
+ *
+ * Context: any.
+ */
+void radix_tree_iter_init(struct radix_tree_iter *iter, uint64_t start,
+			  bool reverse, unsigned int batch);
+
+/**
+ * radix_tree_iter_next() - the next entry of a walk
+ * @root: the tree
+ * @iter: the iterator
+ *
+ * Entries are read a batch at a time; the next batch starts after the last
+ * index returned, so between batches the tree may change. An entry of the
+ * current batch is returned as it was read: the caller may delete the entry
+ * just returned, but must not free one the walk has not reached yet.
+ *
+ * Context: the caller holds the tree's lock across each call.
+ * Return: the entry, or NULL when the walk is over.
+ */
+void *radix_tree_iter_next(const struct radix_tree_root *root,
+			   struct radix_tree_iter *iter);
+
+/* The index of the entry radix_tree_iter_next() returned last. */
+static inline uint64_t radix_tree_iter_index(const struct radix_tree_iter *iter)
+{
+	return iter->indices[iter->pos - 1];
+}
+
+/**
+ * radix_tree_for_each() - walk every entry from @start up
+ * @entry: the cursor (a pointer)
+ * @root:  the tree
+ * @iter:  a struct radix_tree_iter *
+ * @start: the first index
+ */
+#define radix_tree_for_each(entry, root, iter, start)			\
+	for (radix_tree_iter_init(iter, start, false, 0);		\
+	     ((entry) = radix_tree_iter_next(root, iter)) != NULL;)
 
 /**
  * radix_tree_destroy() - free every node of @root (not the entries)

@@ -208,38 +208,30 @@ static bool walk_ints_locked(struct store *s, struct shard *sh,
 			     unsigned int *budget, rel_time_t now, walk_fn *fn,
 			     void *arg, struct dead_list *dead)
 {
-	void *batch[WALK_BATCH];
-	unsigned int n, i;
+	struct radix_tree_iter iter;
+	struct item *it;
 
 	ak_lock_assert_held(&sh->lock);
+	if (!sp->ints || !*budget)
+		return true;
+	/* a visit unlinks at most the item visited: the batch stays valid */
+	radix_tree_iter_init(&iter, reverse ? sp->ihi : sp->ilo, reverse,
+			     *budget);
 	while (sp->ints && *budget) {
-		unsigned int want = *budget < WALK_BATCH ? *budget : WALK_BATCH;
-
-		if (reverse)
-			n = radix_tree_gang_lookup_rev(&sh->ints, batch, NULL,
-						       sp->ihi, want);
-		else
-			n = radix_tree_gang_lookup(&sh->ints, batch, NULL,
-						   sp->ilo, want);
-		if (!n)
+		it = radix_tree_iter_next(&sh->ints, &iter);
+		if (!it || (reverse ? it->ikey < sp->ilo : it->ikey > sp->ihi)) {
 			sp->ints = false;
-		for (i = 0; i < n && sp->ints; i++) {
-			struct item *it = batch[i];
-
-			if (reverse ? it->ikey < sp->ilo : it->ikey > sp->ihi) {
-				sp->ints = false;
-				break;
-			}
-			(*budget)--;
-			if (reverse ? it->ikey == 0 : it->ikey == UINT64_MAX)
-				sp->ints = false;
-			else if (reverse)
-				sp->ihi = it->ikey - 1;
-			else
-				sp->ilo = it->ikey + 1;
-			if (!walk_visit_locked(s, sh, it, now, fn, arg, dead))
-				return false;
+			break;
 		}
+		(*budget)--;
+		if (reverse ? it->ikey == 0 : it->ikey == UINT64_MAX)
+			sp->ints = false;
+		else if (reverse)
+			sp->ihi = it->ikey - 1;
+		else
+			sp->ilo = it->ikey + 1;
+		if (!walk_visit_locked(s, sh, it, now, fn, arg, dead))
+			return false;
 	}
 	return true;
 }

@@ -497,3 +497,36 @@ struct rb_node *rb_prev(const struct rb_node *node)
 		node = parent;
 	return parent;
 }
+
+/* The first node to visit in postorder below @node: left first, else right. */
+static struct rb_node *rb_deepest_first(const struct rb_node *node)
+{
+	for (;;) {
+		if (node->rb_left)
+			node = node->rb_left;
+		else if (node->rb_right)
+			node = node->rb_right;
+		else
+			return (struct rb_node *)node;
+	}
+}
+
+struct rb_node *rb_first_postorder(const struct rb_root *root)
+{
+	if (!root->rb_node)
+		return NULL;
+	return rb_deepest_first(root->rb_node);
+}
+
+struct rb_node *rb_next_postorder(const struct rb_node *node)
+{
+	struct rb_node *parent;
+
+	if (!node)
+		return NULL;
+	parent = rb_parent(node);
+	/* a left child is followed by its sibling's subtree, then the parent */
+	if (parent && node == parent->rb_left && parent->rb_right)
+		return rb_deepest_first(parent->rb_right);
+	return parent;
+}

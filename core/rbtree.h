@@ -183,4 +183,46 @@ struct rb_node *rb_next(const struct rb_node *node);
  */
 struct rb_node *rb_prev(const struct rb_node *node);
 
+/**
+ * rb_first_postorder() - the first node of a postorder walk
+ * @root: the tree
+ *
+ * A postorder walk visits both children of a node before the node, so the
+ * walker may free each node it has visited without unlinking it: the walk
+ * never reads a visited node again. It is for emptying a tree, not for
+ * anything that must keep it valid (the tree is garbage afterwards: reset
+ * the root).
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ * Return: the deepest node of the leftmost path, or NULL for an empty tree.
+ */
+struct rb_node *rb_first_postorder(const struct rb_root *root);
+
+/**
+ * rb_next_postorder() - the node after @node in a postorder walk
+ * @node: a node of the walk (may be NULL)
+ *
+ * Reads @node's links, so take the next node before freeing @node (as
+ * rbtree_postorder_for_each_entry_safe() does).
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ * Return: the next node, or NULL after the root.
+ */
+struct rb_node *rb_next_postorder(const struct rb_node *node);
+
+/**
+ * rbtree_postorder_for_each_entry_safe() - walk the entries of a tree in
+ * postorder, each free to be freed in the body
+ * @pos:   the entry cursor (type *)
+ * @n:     the next entry, taken before the body runs (type *)
+ * @root:  the tree
+ * @field: the name of the rb_node in the entry
+ */
+#define rbtree_postorder_for_each_entry_safe(pos, n, root, field)	      \
+	for ((pos) = rb_entry_safe(rb_first_postorder(root),		      \
+				   __typeof__(*(pos)), field);		      \
+	     (pos) && ((n) = rb_entry_safe(rb_next_postorder(&(pos)->field), \
+					  __typeof__(*(pos)), field), 1);    \
+	     (pos) = (n))
+
 #endif /* ANCHORKV_RBTREE_H */

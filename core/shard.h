@@ -61,7 +61,6 @@
 
 #define CACHE_LINE		64
 #define EPOCH_UNSET		INT64_MIN
-#define WALK_BATCH		32	/* radix gang lookup batch */
 
 /*
  * A position in a shard's keyspace order: the next integer index to visit,

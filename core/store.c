@@ -695,25 +695,15 @@ void store_destroy(struct store *s)
 		return;
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
-		struct rb_node *node;
-		void *batch[WALK_BATCH];
-		uint64_t index = 0;
-		unsigned int got, j;
+		struct radix_tree_iter iter;
+		struct item *it, *next;
 
-		while ((node = rb_first(&sh->tree))) {
-			rb_erase(node, &sh->tree);
-			item_put(rb_entry(node, struct item, rbnode));
-		}
-		do {
-			got = radix_tree_gang_lookup(&sh->ints, batch, NULL,
-						     index, WALK_BATCH);
-			for (j = 0; j < got; j++) {
-				struct item *it = batch[j];
-
-				index = it->ikey + 1;
-				item_put(it);
-			}
-		} while (got == WALK_BATCH && index);
+		/* postorder: each item is put after the walk has left it */
+		rbtree_postorder_for_each_entry_safe(it, next, &sh->tree, rbnode)
+			item_put(it);
+		sh->tree = RB_ROOT;
+		radix_tree_for_each(it, &sh->ints, &iter, 0)
+			item_put(it);
 		htable_destroy(&sh->ht);
 		radix_tree_destroy(&sh->ints);
 	}

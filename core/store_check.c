@@ -101,10 +101,8 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 {
 	uint64_t nint, nstr, bytes = 0, cnt = 0, size;
 	const struct item *it, *prev = NULL;
+	struct radix_tree_iter iter;
 	const struct rb_node *node;
-	uint64_t index = 0;
-	void *batch[WALK_BATCH];
-	unsigned int got, i;
 	int err;
 
 	ak_lock_assert_held(&sh->lock);
@@ -135,25 +133,18 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 
 	cnt = 0;
 	prev = NULL;
-	do {
-		got = radix_tree_gang_lookup(&sh->ints, batch, NULL, index,
-					     WALK_BATCH);
-		for (i = 0; i < got; i++) {
-			it = batch[i];
-			if (!item_is_int(it) || !(it->iflags & ITEM_LINKED) ||
-			    (prev && prev->ikey >= it->ikey))
-				CHECK_FAIL("shard %u: bad radix entry",
-					   sh->index);
-			err = check_item_locked(s, sh, it, why, len);
-			if (err)
-				return err;
-			bytes += item_alloc_size(it);
-			prev = it;
-			cnt++;
-		}
-		if (got)
-			index = prev->ikey + 1;
-	} while (got == WALK_BATCH && prev->ikey != UINT64_MAX);
+	radix_tree_for_each(it, &sh->ints, &iter, 0) {
+		if (!item_is_int(it) || !(it->iflags & ITEM_LINKED) ||
+		    it->ikey != radix_tree_iter_index(&iter) ||
+		    (prev && prev->ikey >= it->ikey))
+			CHECK_FAIL("shard %u: bad radix entry", sh->index);
+		err = check_item_locked(s, sh, it, why, len);
+		if (err)
+			return err;
+		bytes += item_alloc_size(it);
+		prev = it;
+		cnt++;
+	}
 	if (cnt != nint)
 		CHECK_FAIL("shard %u: radix has %llu of %llu", sh->index,
 			   (unsigned long long)cnt, (unsigned long long)nint);

@@ -605,6 +605,123 @@ static void test_gang_edges(void)
 }
 
 /*
+ * The iterator walks exactly what the model holds from its start, in
+ * order, whatever the batch size, across batch boundaries and the two ends
+ * of the index space; the entry just returned may be deleted mid-walk.
+ */
+static bool iter_agrees(const struct radix_tree_root *root,
+			const struct model *m, uint64_t start, bool rev,
+			unsigned int batch)
+{
+	struct radix_tree_iter iter;
+	size_t pos, end;
+	void *entry;
+
+	radix_tree_iter_init(&iter, start, rev, batch);
+	/* the model's positions the walk must visit, in walk order */
+	if (rev) {
+		pos = start == UINT64_MAX ? m->nr : model_lower(m, start + 1);
+		end = 0;
+	} else {
+		pos = model_lower(m, start);
+		end = m->nr;
+	}
+	while ((entry = radix_tree_iter_next(root, &iter))) {
+		const struct model_entry *want;
+
+		if (pos == end) {
+			fprintf(stderr, "iter%s from %#" PRIx64 " batch %u: "
+				"an entry past the model's\n", rev ? "_rev" : "",
+				start, batch);
+			return false;
+		}
+		want = rev ? &m->e[--pos] : &m->e[pos++];
+		if (entry != want->item ||
+		    radix_tree_iter_index(&iter) != want->index) {
+			fprintf(stderr, "iter%s from %#" PRIx64 " batch %u: "
+				"%#" PRIx64 " -> %p, want %#" PRIx64 " -> %p\n",
+				rev ? "_rev" : "", start, batch,
+				radix_tree_iter_index(&iter), entry,
+				want->index, want->item);
+			return false;
+		}
+	}
+	if (pos != end)
+		fprintf(stderr, "iter%s from %#" PRIx64 " batch %u: stopped "
+			"%zu entries short\n", rev ? "_rev" : "", start,
+			batch, rev ? pos - end : end - pos);
+	return pos == end;
+}
+
+static void test_iter(void)
+{
+	static const uint64_t edges[] = {
+		0, 1, 2, 31, 32, 33, 63, 64, 65, 4095, 4096, 1ULL << 40,
+		(1ULL << 63) - 1, 1ULL << 63, UINT64_MAX - 1, UINT64_MAX,
+	};
+	static const unsigned int batches[] = { 0, 1, 2, 3, 31, 32, 33, 1000 };
+	const unsigned int nr = sizeof(edges) / sizeof(edges[0]);
+	struct radix_tree_root root = RADIX_TREE_INIT;
+	struct radix_tree_iter iter;
+	unsigned int i, j, k, seen;
+	struct model m;
+	void *entry;
+	bool ok = true;
+
+	model_init(&m, 256);
+	/* an empty tree: no entry, from anywhere */
+	ok &= iter_agrees(&root, &m, 0, false, 0);
+	ok &= iter_agrees(&root, &m, UINT64_MAX, true, 0);
+	CHECK(ok);
+
+	/* the edges, then a run of 100 so that batches of 32 fill up */
+	for (i = 0; i < nr; i++) {
+		CHECK(radix_tree_insert(&root, edges[i], ITEM(i)) == 0);
+		model_insert(&m, edges[i], ITEM(i));
+	}
+	for (i = 0; i < 100; i++) {
+		CHECK(radix_tree_insert(&root, 1000 + i, ITEM(100 + i)) == 0);
+		model_insert(&m, 1000 + i, ITEM(100 + i));
+	}
+	for (i = 0; i < nr; i++)
+		for (j = 0; j < 3; j++)
+			for (k = 0; k < sizeof(batches) / sizeof(batches[0]);
+			     k++) {
+				uint64_t start = edges[i] + j - 1;
+
+				ok &= iter_agrees(&root, &m, start, false,
+						  batches[k]);
+				ok &= iter_agrees(&root, &m, start, true,
+						  batches[k]);
+			}
+	CHECK(ok);
+
+	/* radix_tree_for_each() sees every entry once, in order */
+	seen = 0;
+	radix_tree_for_each(entry, &root, &iter, 0) {
+		CHECK(seen < m.nr && entry == m.e[seen].item &&
+		      radix_tree_iter_index(&iter) == m.e[seen].index);
+		seen++;
+	}
+	CHECK(seen == m.nr);
+
+	/* deleting the entry just returned, every one of them, empties it */
+	seen = 0;
+	radix_tree_iter_init(&iter, 0, false, 3);
+	while ((entry = radix_tree_iter_next(&root, &iter))) {
+		CHECK(radix_tree_delete(&root, radix_tree_iter_index(&iter)) ==
+		      entry);
+		model_delete(&m, radix_tree_iter_index(&iter));
+		seen++;
+	}
+	CHECK(seen == nr + 100 && m.nr == 0);
+	CHECK(root.count == 0);
+	CHECK(tree_ok(&root, &m));
+	radix_tree_destroy(&root);
+	model_free(&m);
+}
+
+/*
  * Every index of 0..100000, filled in order and then deleted in a random
  * order, against a presence array; the sorted model is rebuilt from it for
  * the invariant checker.
@@ -1233,6 +1350,7 @@ int main(void)
 	test_heights();
 	test_node_size();
 	test_gang_edges();
+	test_iter();
 	test_dense_fill();
 	test_preload_guarantee();
 	test_insert_nodes_max();

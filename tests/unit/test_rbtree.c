@@ -579,6 +579,75 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* first/last/next/prev over random distinct keys against a sorted array. */
+/*
+ * A postorder walk visits every node once, each after both its children,
+ * and lets the body free the node it is given: the freeing walk below runs
+ * under ASan, which would report any read of a freed node.
+ */
+static void test_postorder(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 4, 7, 8, 15, 100, 1000,
+					5000 };
+	size_t z;
+
+	for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		size_t n = sizes[z], i, seen = 0, freed = 0;
+		struct rb_root root = RB_ROOT;
+		bool *visited = ak_calloc(n + 1, sizeof(*visited));
+		struct tnode *pos, *next;
+		bool order_ok = true;
+
+		/* keys 0..n-1, inserted in a shuffled order */
+		for (i = 0; i < n; i++) {
+			struct tnode *t = tnode_new(i);
+
+			CHECK(tree_insert(&root, t) == t);
+		}
+		for (i = 0; i < n; i++) {
+			uint64_t k = rng_below(n);
+			struct tnode *t = tree_search(&root, k);
+
+			/* move key k's node out and back: shapes vary */
+			rb_erase(&t->rb, &root);
+			CHECK(tree_insert(&root, t) == t);
+		}
+		CHECK(rb_valid(&root, n, "postorder tree"));
+
+		rbtree_postorder_for_each_entry_safe(pos, next, &root, rb) {
+			struct rb_node *l = pos->rb.rb_left, *r = pos->rb.rb_right;
+
+			if (pos->key >= n || visited[pos->key] ||
+			    (l && !visited[key_of(l)]) ||
+			    (r && !visited[key_of(r)]))
+				order_ok = false;
+			else
+				visited[pos->key] = true;
+			seen++;
+		}
+		CHECK_MSG(order_ok && seen == n, "postorder over %zu nodes: "
+			  "%zu visited, order %s", n, seen,
+			  order_ok ? "right" : "wrong");
+		/* the first node of the walk is a leaf */
+		if (n)
+			CHECK(!rb_first_postorder(&root)->rb_left &&
+			      !rb_first_postorder(&root)->rb_right);
+
+		rbtree_postorder_for_each_entry_safe(pos, next, &root, rb) {
+			ak_free(pos);
+			freed++;
+		}
+		root = RB_ROOT;
+		CHECK(freed == n);
+		ak_free(visited);
+	}
+	{
+		struct rb_root empty = RB_ROOT;
+
+		CHECK(rb_first_postorder(&empty) == NULL);
+		CHECK(rb_next_postorder(NULL) == NULL);
+	}
+}
+
 static void test_walks(void)
 {
 	enum { N = 1000 };
@@ -997,6 +1066,7 @@ int main(void)
 	test_erase_every_position();
 	test_replace();
 	test_walks();
+	test_postorder();
 	test_random(seed);
 	return check_report();
 }
