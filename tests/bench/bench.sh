@@ -22,6 +22,13 @@
 #   BENCH_GENERATOR=auto    auto, memtier or memcaslap
 #   BENCH_SECTIONS="load memory range"
 #   BENCH_OUT=tests/bench/results
+#   BENCH_BASELINE=             a second anchorkv binary (say, built from an
+#                               older commit) run in section 1 beside this
+#                               one, as bl1 and bl2 (-t 1, -t 2)
+#   BENCH_SERVERS="ak1 ak2 mc1 mc2 redis"   servers of section 1 (with
+#                               BENCH_BASELINE, bl1 beside ak1, bl2 beside
+#                               ak2)
+#   BENCH_WORKLOADS="p1 p16 int16 set16 big4 multiget"   workloads of section 1
 #
 # Writes $BENCH_OUT/latest.md (the tables, machine, versions) and
 # $BENCH_OUT/bench.png (gnuplot chart) and prints the tables.
@@ -31,6 +38,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 AK=$ROOT/build/anchorkv
 AKB=$ROOT/build/akbench
+BASELINE=${BENCH_BASELINE:-}
 PY=/usr/bin/python3
 OUT=${BENCH_OUT:-$ROOT/tests/bench/results}
 
@@ -59,7 +67,7 @@ fi
 KEYS=100000
 CLK_TCK=$(getconf CLK_TCK)
 
-for f in "$AK" "$AKB"; do
+for f in "$AK" "$AKB" $BASELINE; do
 	[ -x "$f" ] || { echo "bench: $f missing (run make bench)" >&2; exit 1; }
 done
 for c in memcached redis-server redis-cli gnuplot; do
@@ -108,7 +116,7 @@ wait_port() {
 }
 
 # start_server NAME: starts server NAME on a free port; sets
-# PORT_<NAME> and PID_<NAME>. Names: ak1 ak2 mc1 mc2 redis.
+# PORT_<NAME> and PID_<NAME>. Names: ak1 ak2 bl1 bl2 mc1 mc2 redis.
 start_server() {
 	local name=$1 port pid user=""
 	port=$(free_port)
@@ -116,6 +124,10 @@ start_server() {
 	case $name in
 	ak1|ak2)
 		"$AK" -p "$port" -t "${name#ak}" -m 4096 -c 4096 \
+			2>"$TMP/$name.log" &
+		;;
+	bl1|bl2)
+		"$BASELINE" -p "$port" -t "${name#bl}" -m 4096 -c 4096 \
 			2>"$TMP/$name.log" &
 		;;
 	mc1|mc2)
@@ -208,8 +220,16 @@ load() {
 
 # ---- section 1: throughput ----
 
-SERVERS="ak1 ak2 mc1 mc2 redis"
-WORKLOADS="p1 p16 int16 set16 big4 multiget"
+SERVERS=${BENCH_SERVERS:-"ak1 ak2 mc1 mc2 redis"}
+# the baseline runs beside each anchorkv: bl1 right after ak1, bl2 after ak2
+if [ -n "$BASELINE" ]; then
+	with=""
+	for s in $SERVERS; do
+		case $s in ak*) with="$with $s bl${s#ak}" ;; *) with="$with $s" ;; esac
+	done
+	SERVERS=${with# }
+fi
+WORKLOADS=${BENCH_WORKLOADS:-"p1 p16 int16 set16 big4 multiget"}
 
 # memtier_args WORKLOAD PROTO: prints the workload's options, or nothing
 # if the generator cannot run it for that protocol
@@ -305,16 +325,20 @@ run_workload() {
 }
 
 section_load() {
-	local s w r
+	local s w r order
 	for s in $SERVERS; do
 		start_server "$s"
 		load "$s" 0 $((KEYS + 1)) memtier- 32
 		load "$s" 0 $((KEYS + 1)) "" 32
 		load "$s" 0 $((KEYS + 1)) big- 4096
 	done
+	# even rounds run the servers in the reverse order, so that no server
+	# always runs right after the same one
 	for r in $(seq "$ROUNDS"); do
+		order=$SERVERS
+		[ $((r % 2)) = 0 ] && order=$(echo $SERVERS | tr ' ' '\n' | tac)
 		for w in $WORKLOADS; do
-			for s in $SERVERS; do
+			for s in $order; do
 				run_workload "$r" "$w" "$s"
 			done
 		done
@@ -409,6 +433,8 @@ main() {
 		echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 		echo "mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 		echo "anchorkv=$("$AK" --version 2>&1 | head -1)"
+		[ -z "$BASELINE" ] ||
+			echo "baseline=$("$BASELINE" --version 2>&1 | head -1)"
 		echo "memcached=$(memcached -V 2>&1 | head -1)"
 		echo "redis=$(redis-server --version | head -1 | cut -d' ' -f1-3)"
 		if [ "$GEN" = memtier ]; then
@@ -416,7 +442,7 @@ main() {
 		else
 			echo "generator=memcaslap $(memcaslap -V 2>&1 | head -1)"
 		fi
-		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_RANGE_KEYS=$RANGE_KEYS BENCH_SECTIONS='$SECTIONS' make bench"
+		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_RANGE_KEYS=$RANGE_KEYS BENCH_SECTIONS='$SECTIONS'${BENCH_SERVERS:+ BENCH_SERVERS='$BENCH_SERVERS'}${BENCH_WORKLOADS:+ BENCH_WORKLOADS='$BENCH_WORKLOADS'}${BASELINE:+ BENCH_BASELINE=<older build>} make bench"
 		echo "range_keys=$RANGE_KEYS"
 	} >"$TMP/meta"
 	$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"

@@ -22,9 +22,10 @@ import re
 import statistics
 import sys
 
-SERVERS = ["ak1", "ak2", "mc1", "mc2", "redis"]
+SERVERS = ["ak1", "ak2", "bl1", "bl2", "mc1", "mc2", "redis"]
 SERVER_NAMES = {
     "ak1": "anchorkv -t 1", "ak2": "anchorkv -t 2",
+    "bl1": "baseline -t 1", "bl2": "baseline -t 2",
     "mc1": "memcached -t 1", "mc2": "memcached -t 2",
     "redis": "redis-server",
 }
@@ -109,6 +110,7 @@ def kv(text):
 def cmd_report(raw, meta_path, outdir, gen, plotdir):
     meta = dict(line.rstrip("\n").split("=", 1) for line in open(meta_path))
     load, mem, rng = {}, [], {}
+    by_round = {}   # (workload, server) -> {round: (ops/s, cpu/op)}
     for line in open(raw):
         f = line.rstrip("\n").split("\t")
         if f[0] == "load":
@@ -118,6 +120,8 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                 # rows of older runs have no generator CPU column
                 load[key].append([float(x) for x in f[4:11]] +
                                  [float("nan")] * (11 - len(f)))
+                by_round.setdefault(key, {})[f[1]] = (float(f[5]),
+                                                      float(f[8]))
         elif f[0] == "mem":
             mem.append(f[1:])
         elif f[0] == "range":
@@ -135,6 +139,9 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
         meta["anchorkv"], meta["memcached"], meta["redis"],
         meta["generator"]))
     w("Run: `%s` (medians over the rounds).\n" % meta["run"])
+    if "baseline" in meta:
+        w("Baseline (BENCH_BASELINE, an older build run beside this one): "
+          "%s.\n" % meta["baseline"])
 
     medians = {}
     if load:
@@ -185,27 +192,59 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
         w("")
         w("Workloads: " + "; ".join("**%s** %s" % (k, WORKLOAD_TEXT[k])
                                     for k in WORKLOADS) + ".\n")
-        w("### Against the targets of issue 5\n")
-        w("| workload | CPU/op memcached ÷ anchorkv (-t 1) | CPU/op redis ÷ "
-          "anchorkv | ops/s anchorkv ÷ best other | p99 anchorkv vs that "
-          "server (ms) |")
-        w("| --- | ---: | ---: | ---: | --- |")
-        for wl in WORKLOADS:
-            a1, m1, r = (medians.get((wl, s)) for s in ("ak1", "mc1", "redis"))
-            if not a1:
-                continue
-            ak = max((medians[(wl, s)] for s in ("ak1", "ak2")
-                      if (wl, s) in medians), key=lambda m: m[1])
-            others = [(medians[(wl, s)], s) for s in ("mc1", "mc2", "redis")
-                      if (wl, s) in medians]
-            best, bs = max(others, key=lambda o: o[0][1]) if others else (None, None)
-            w("| %s | %s | %s | %s | %s |" % (
-                wl,
-                "%.2fx" % (m1[4] / a1[4]) if m1 else "n/a",
-                "%.2fx" % (r[4] / a1[4]) if r else "n/a",
-                "%.2fx (vs %s)" % (ak[1] / best[1], SERVER_NAMES[bs])
-                if best else "n/a",
-                "%.3f vs %.3f" % (ak[3], best[3]) if best else "n/a"))
+        refs = any((wl, s) in medians for wl in WORKLOADS
+                   for s in ("mc1", "mc2", "redis"))
+        if refs:
+            w("### Against the targets of issue 5\n")
+            w("| workload | CPU/op memcached ÷ anchorkv (-t 1) | CPU/op redis ÷ "
+              "anchorkv | ops/s anchorkv ÷ best other | p99 anchorkv vs that "
+              "server (ms) |")
+            w("| --- | ---: | ---: | ---: | --- |")
+            for wl in WORKLOADS:
+                a1, m1, r = (medians.get((wl, s)) for s in ("ak1", "mc1", "redis"))
+                if not a1:
+                    continue
+                ak = max((medians[(wl, s)] for s in ("ak1", "ak2")
+                          if (wl, s) in medians), key=lambda m: m[1])
+                others = [(medians[(wl, s)], s) for s in ("mc1", "mc2", "redis")
+                          if (wl, s) in medians]
+                best, bs = max(others, key=lambda o: o[0][1]) if others else (None, None)
+                w("| %s | %s | %s | %s | %s |" % (
+                    wl,
+                    "%.2fx" % (m1[4] / a1[4]) if m1 else "n/a",
+                    "%.2fx" % (r[4] / a1[4]) if r else "n/a",
+                    "%.2fx (vs %s)" % (ak[1] / best[1], SERVER_NAMES[bs])
+                    if best else "n/a",
+                    "%.3f vs %.3f" % (ak[3], best[3]) if best else "n/a"))
+        base = [(a, b) for a, b in (("ak1", "bl1"), ("ak2", "bl2"))
+                if any((wl, b) in medians for wl in WORKLOADS)]
+        if base:
+            w("\n### Against the baseline\n")
+            w("Each round runs a workload on anchorkv and then on the "
+              "baseline, so the two see the same state of the machine; "
+              "**change** is the median over the rounds of the CPU/op "
+              "ratio of the two runs of one round (its range in brackets), "
+              "which the machine's drift from round to round cancels out "
+              "of; the medians of each are beside it.\n")
+            w("| workload | threads | CPU/op change, paired by round "
+              "| server CPU µs/op anchorkv vs baseline | ops/s anchorkv vs "
+              "baseline |")
+            w("| --- | --- | ---: | ---: | ---: |")
+            for wl in WORKLOADS:
+                for a, b in base:
+                    ma, mb = medians.get((wl, a)), medians.get((wl, b))
+                    ra = by_round.get((wl, a), {})
+                    rb = by_round.get((wl, b), {})
+                    ratios = sorted(ra[r][1] / rb[r][1] for r in ra
+                                    if r in rb and rb[r][1] > 0)
+                    if not ma or not mb or not ratios:
+                        continue
+                    w("| %s | -t %s | %+.1f %% (%+.1f .. %+.1f) | %s vs %s "
+                      "| %s vs %s |" % (
+                          wl, a[2], 100 * (med(ratios) - 1),
+                          100 * (ratios[0] - 1), 100 * (ratios[-1] - 1),
+                          fmt(ma[4], 3), fmt(mb[4], 3), fmt(ma[1]),
+                          fmt(mb[1])))
         if ("p1", "ak1") in medians and ("p1", "ak2") in medians:
             a1, a2 = medians[("p1", "ak1")], medians[("p1", "ak2")]
             w("\n-t 2 scaling on p1: anchorkv %.2fx, memcached %s; the "
