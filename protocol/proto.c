@@ -221,11 +221,37 @@ static size_t proto_command(struct proto_conn *pc, const char *buf,
 	return (size_t)(nl + 1 - buf);
 }
 
+/*
+ * -vv: tells the server the command line that @n bytes at @p held (a set
+ * read by the fast path consumed its data block too: only the line is
+ * reported). Before authentication only the byte count is.
+ */
+static void proto_report(const struct proto_conn *pc, const char *p,
+			 size_t n, bool authed)
+{
+	const struct proto_ctx *ctx = pc->ctx;
+	const char *nl;
+	size_t len;
+
+	if (!ctx->hooks || !ctx->hooks->command)
+		return;
+	if (!authed) {
+		ctx->hooks->command(ctx->hook_arg, pc, NULL, n);
+		return;
+	}
+	nl = memchr(p, '\n', n);
+	len = nl ? (size_t)(nl - p) : n;
+	if (nl && len && p[len - 1] == '\r')
+		len--;
+	ctx->hooks->command(ctx->hook_arg, pc, p, len);
+}
+
 size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
 		     unsigned int max_reqs)
 {
 	const char *p = buf, *end = buf + len;
 	unsigned int reqs = 0;
+	bool authed;
 	size_t n;
 
 	/* a mark from an earlier call may point at bytes since written */
@@ -236,11 +262,15 @@ size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
 			if (p == end || (max_reqs && reqs >= max_reqs) ||
 			    reply_pending(&pc->out) > REPLY_HIGH_WATER)
 				goto out;
-			if (likely(pc->authed))
+			authed = pc->authed;
+			if (likely(authed))
 				n = proto_command(pc, p, (size_t)(end - p));
 			else
 				n = proto_auth_command(pc, p,
 						       (size_t)(end - p));
+			if (unlikely(READ_ONCE(pc->ctx->settings->verbose) >= 2)
+			    && n)
+				proto_report(pc, p, n, authed);
 			if (!n) {
 				if (pc->state != PROTO_CLOSED)
 					goto out;

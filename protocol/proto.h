@@ -96,6 +96,8 @@ struct proto_settings {
  * server's (stats sections it owns, shutdown). A narrow set of hooks, not a
  * framework: each one does one named job.
  */
+struct proto_conn;
+
 struct proto_hooks {
 	/*
 	 * stats: append the reply to "stats [args]" (args is what followed
@@ -112,6 +114,15 @@ struct proto_hooks {
 	 */
 	bool (*auth)(void *arg, const char *user, size_t ulen,
 		     const char *pass, size_t plen);
+	/*
+	 * command: the engine ran a command line of @pc (only called while
+	 * settings->verbose >= 2, for -vv's log): @line is the line without
+	 * its "\r\n" and without a data block (not NUL terminated). Before
+	 * authentication @line is NULL and @len the bytes consumed, which are
+	 * not to be shown.
+	 */
+	void (*command)(void *arg, const struct proto_conn *pc,
+			const char *line, size_t len);
 };
 
 /* Per-worker context shared by that worker's connections. */

@@ -226,81 +226,29 @@ static int conn_flush(struct conn *c)
 	return 0;
 }
 
-/* The data length a storage command line announces, or -1 for none. */
-static long conn_line_data_len(const char *line, size_t len)
+void conn_command_hook(void *arg, const struct proto_conn *pc,
+		       const char *line, size_t len)
 {
-	static const char *const cmds[] = {
-		"set", "add", "replace", "append", "prepend", "cas",
-	};
-	const char *tok[6];
-	size_t toklen[6], ntok = 0, i = 0, k;
-	long n = 0;
-	int want = -1;
+	const struct conn *c = container_of(pc, struct conn, pc);
+	char text[201];
+	size_t i;
 
-	while (i < len && ntok < 6) {
-		while (i < len && line[i] == ' ')
-			i++;
-		if (i == len)
-			break;
-		tok[ntok] = line + i;
-		while (i < len && line[i] != ' ')
-			i++;
-		toklen[ntok] = (size_t)(line + i - tok[ntok]);
-		ntok++;
+	(void)arg;
+	/* -vv never shows what may hold a password */
+	if (!line) {
+		log_msg(LOG_LEVEL_IO, "<%d (%zu bytes before authentication, "
+			"not shown)", c->fd, len);
+		return;
 	}
-	if (ntok < 3)
-		return -1;
-	if (toklen[0] == 2 && !memcmp(tok[0], "ms", 2))
-		want = 2;	/* ms <key> <datalen> <flags>* */
-	for (k = 0; k < ARRAY_SIZE(cmds) && want < 0; k++)
-		if (toklen[0] == strlen(cmds[k]) &&
-		    !memcmp(tok[0], cmds[k], toklen[0]))
-			want = 4;	/* cmd <key> <flags> <exptime> <bytes> */
-	if (want < 0 || (size_t)want >= ntok || toklen[want] > 10)
-		return -1;
-	for (k = 0; k < toklen[want]; k++) {
-		if (tok[want][k] < '0' || tok[want][k] > '9')
-			return -1;
-		n = n * 10 + (tok[want][k] - '0');
+	if (len > sizeof(text) - 1)
+		len = sizeof(text) - 1;
+	for (i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)line[i];
+
+		text[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '.';
 	}
-	return n;
-}
-
-/*
- * -vv: one line per command the engine consumed, as memcached's "<fd cmd".
- * @skip bytes of a data block were pending before these; data blocks of
- * the storage commands seen are skipped, not printed.
- */
-static void conn_log_commands(const struct conn *c, const char *p, size_t n,
-			      size_t skip)
-{
-	size_t pos = skip < n ? skip : n;
-	unsigned int lines = 0;
-
-	while (pos < n && lines++ < 1000) {
-		const char *nl = memchr(p + pos, '\n', n - pos);
-		size_t len = nl ? (size_t)(nl - (p + pos)) : n - pos;
-		size_t bare = len && p[pos + len - 1] == '\r' ? len - 1 : len;
-		size_t shown = bare;
-		char text[201];
-		size_t i;
-		long data;
-
-		if (shown > sizeof(text) - 1)
-			shown = sizeof(text) - 1;
-		for (i = 0; i < shown; i++) {
-			unsigned char ch = (unsigned char)p[pos + i];
-
-			text[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '.';
-		}
-		text[shown] = '\0';
-		log_msg(LOG_LEVEL_IO, "<%d %s", c->fd, text);
-		data = conn_line_data_len(p + pos, bare);
-		pos += len + (nl ? 1 : 0);
-		if (data >= 0)
-			pos += (size_t)data + 2 < n - pos ? (size_t)data + 2 :
-			       n - pos;
-	}
+	text[len] = '\0';
+	log_msg(LOG_LEVEL_IO, "<%d %s", c->fd, text);
 }
 
 /*
@@ -312,23 +260,11 @@ static bool conn_process(struct conn *c, unsigned int *budget)
 {
 	struct conn_owner *w = c->owner;
 	unsigned int before = c->pc.nreqs, done;
-	size_t used, skip = 0;
-	bool authed;
+	size_t used;
 
-	if (c->pc.state == PROTO_DATA)
-		skip = c->pc.data_total - c->pc.data_done;
-	else if (c->pc.state == PROTO_SWALLOW)
-		skip = c->pc.swallow_left;
-	authed = c->pc.authed;
 	WRITE_ONCE(w->current, c);
 	used = proto_process(&c->pc, c->rbuf, c->rlen, *budget);
 	WRITE_ONCE(w->current, NULL);
-	/* -vv never shows what may hold a password */
-	if (used && log_enabled(LOG_LEVEL_IO) && !authed)
-		log_msg(LOG_LEVEL_IO, "<%d (%zu bytes before authentication, "
-			"not shown)", c->fd, used);
-	else if (used && log_enabled(LOG_LEVEL_IO))
-		conn_log_commands(c, c->rbuf, used, skip);
 	done = c->pc.nreqs - before;
 	*budget -= done < *budget ? done : *budget;
 	if (used) {

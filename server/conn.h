@@ -127,6 +127,22 @@ void conn_discard(struct conn *c);
 void conn_stop(struct conn *c);
 
 /**
+ * conn_command_hook() - -vv's line for a command the engine ran
+ * @arg:  the hook argument (unused)
+ * @pc:   the protocol state of a struct conn
+ * @line: the command line, or NULL before authentication
+ * @len:  its length, or the bytes consumed before authentication
+ *
+ * Logs "<fd line" as memcached -vv does, non-printable bytes as '.', at
+ * most 200 of them; before authentication only the byte count. The
+ * engine's proto_hooks.command.
+ *
+ * Context: the owning worker thread.
+ */
+void conn_command_hook(void *arg, const struct proto_conn *pc,
+		       const char *line, size_t len);
+
+/**
  * conn_close() - close and free a connection
  * @c: the connection; freed, after its owner's conn_gone has seen it
  *

@@ -33,6 +33,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "conf.h"
+#include "conn.h"
 #include "daemon.h"
 #include "hash.h"
 #include "listener.h"
@@ -101,6 +102,7 @@ static const struct proto_hooks server_hooks = {
 	.stats = stats_hook,
 	.shutdown = server_shutdown_hook,
 	.auth = server_auth_hook,
+	.command = conn_command_hook,
 };
 
 static void server_stop(struct server *srv, const char *why)

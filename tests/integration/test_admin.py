@@ -4,6 +4,7 @@ exact counters or a fresh store starts its own server.
 Expectations checked against memcached 1.6.18.
 """
 import os
+import re
 import signal
 import time
 
@@ -466,3 +467,38 @@ def test_verbose_runs(start_server, flag):
         c.send(b"verbosity 0\r\n")
         c.expect(b"OK\r\n")
     assert os.path.exists(srv.stderr_path)
+
+
+def test_vv_logs_each_command_line_not_its_data(start_server):
+    """-vv logs "<fd line" for each command the engine ran: a set read by
+    the fast path, a set split over two sends, a pipelined batch, a get
+    and a line turned on by "verbosity 2"; never a data block."""
+    srv = start_server(["-v"])
+    with srv.conn() as c:
+        c.send(b"set before 0 0 8\r\nVALUE001\r\n")
+        c.expect(b"STORED\r\n")
+        c.send(b"verbosity 2\r\n")
+        c.expect(b"OK\r\n")
+        c.send(b"set fast 0 0 8\r\nVALUE002\r\n")
+        c.expect(b"STORED\r\n")
+        c.send(b"append fast 0 0 8\r\nVAL")
+        c.send(b"UE003\r\n")
+        c.expect(b"STORED\r\n")
+        c.send(b"set p1 0 0 8\r\nVALUE004\r\nget p1\r\ndelete p1\r\n")
+        c.expect(b"STORED\r\nVALUE p1 0 8\r\nVALUE004\r\nEND\r\n"
+                 b"DELETED\r\n")
+        c.send(b"get \x01fast\r\n")
+        c.expect(b"END\r\n")
+        c.send(b"verbosity 0\r\n")
+        c.expect(b"OK\r\n")
+        c.send(b"get after\r\n")
+        c.expect(b"END\r\n")
+    log = srv.stderr_text()
+    found = (re.search(r"\]: <\d+ (.*)$", ln) for ln in log.splitlines())
+    lines = [m.group(1) for m in found
+             if m and not re.fullmatch(r"read \d+ bytes|new connection .*|"
+                                       r"connection closed .*", m.group(1))]
+    # a verbosity line is judged by the level it leaves
+    assert lines == ["verbosity 2", "set fast 0 0 8", "append fast 0 0 8",
+                     "set p1 0 0 8", "get p1", "delete p1", "get .fast"], log
+    assert "VALUE00" not in log
