@@ -2,21 +2,11 @@
 /*
  * hash.h - the keyed hash of string keys.
  *
- * SipHash-1-3 (SipHash with one compression round per 8-byte word and three
- * finalisation rounds), keyed with 16 random bytes drawn once per process.
- * SipHash is a keyed pseudo-random function built for exactly this job
- * (hash-flooding resistance for hash tables): without the key a client
- * cannot compute which keys share a bucket. The 1-3 variant is the one
- * Rust's standard HashMap and CPython (3.11 on) use for that purpose; the
- * authors propose 2-4 as the conservative choice for a MAC, and no attack
- * is known that makes 1-3 collide under an unknown key. Our own code (it
- * is short) rather than libsodium's crypto_shorthash(), which is 2-4 and a
- * call into a shared library: hashing memtier_benchmark's 13-byte keys
- * costs 130 instructions here against 169 there (callgrind). Faster keyed
- * hashes of the multiply-and-mix kind were left out on purpose: several
- * (MurmurHash2/3, CityHash) have seed-independent collisions, which is
- * exactly the flooding a random seed is meant to stop.
- * The seed comes from libsodium's randombytes_buf().
+ * SipHash-1-3 (one compression round per 8-byte word, three finalisation
+ * rounds), keyed with 16 random bytes drawn once per process from
+ * libsodium's randombytes_buf(): without the key a client cannot compute
+ * which keys share a bucket. Why this hash and not another:
+ * docs/architecture.md, "Design notes".
  *
  * Synchronization: hash_init() runs once at start-up, before any thread
  * hashes; hash_key() is then read-only and thread safe.

@@ -2,12 +2,8 @@
 /*
  * lock.h - a small mutex on one futex word, for the store's shard locks.
  *
- * A shard lock is held for well under a microsecond and is almost never
- * contended with one worker thread per core, so what it costs is the
- * uncontended lock and unlock. glibc's pthread_mutex_lock() and unlock()
- * on the shards' adaptive mutexes took 31 and 36 instructions per set
- * (callgrind), calls into libc included; here both fast paths are one
- * atomic instruction, inline.
+ * Both fast paths are one atomic instruction, inline; why not a pthread
+ * mutex: docs/architecture.md, "Design notes".
  *
  * The word is 0 (free), 1 (held, nobody waits) or 2 (held, someone may be
  * waiting in the kernel). lock: 0 -> 1 by compare-and-swap; failing that,
@@ -17,7 +13,8 @@
  * old value was 2. A waiter that takes the lock leaves the word at 2, so
  * its own unlock wakes the next one; at worst one wake-up too many.
  *
- * Not recursive, no owner checks, no priority inheritance; Linux only.
+ * Not recursive, no priority inheritance, no owner checks but in the
+ * AK_LOCK_DEBUG build (ak_lock_assert_held()); Linux only.
  *
  * Synchronization: this is the synchronization; the word is only touched
  * with atomics.
