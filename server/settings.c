@@ -413,7 +413,6 @@ enum {
 	OPT_HASH_POWER,
 	OPT_IDLE_TIMEOUT,
 	OPT_LOGFILE,
-	OPT_CONFIG,
 };
 
 struct setting_desc {
@@ -570,58 +569,81 @@ int settings_set(struct settings *s, const char *name, const char *value,
 
 /* ---- command line ---- */
 
-static const char short_opts[] =
-	":p:l:s:a:b:c:t:m:MR:I:CFAvdP:u:f:hVio:U:B:krLSXWn:D:Y:e:Z";
-
-static const struct option long_opts[] = {
-	{ "port",		required_argument, NULL, 'p' },
-	{ "listen",		required_argument, NULL, 'l' },
-	{ "unix-socket",	required_argument, NULL, 's' },
-	{ "unix-mask",		required_argument, NULL, 'a' },
-	{ "listen-backlog",	required_argument, NULL, 'b' },
-	{ "conn-limit",		required_argument, NULL, 'c' },
-	{ "threads",		required_argument, NULL, 't' },
-	{ "memory-limit",	required_argument, NULL, 'm' },
-	{ "disable-evictions",	no_argument,	   NULL, 'M' },
-	{ "max-reqs-per-event",	required_argument, NULL, 'R' },
-	{ "max-item-size",	required_argument, NULL, 'I' },
-	{ "disable-cas",	no_argument,	   NULL, 'C' },
-	{ "disable-flush-all",	no_argument,	   NULL, 'F' },
-	{ "enable-shutdown",	no_argument,	   NULL, 'A' },
-	{ "verbose",		no_argument,	   NULL, 'v' },
-	{ "daemon",		no_argument,	   NULL, 'd' },
-	{ "pidfile",		required_argument, NULL, 'P' },
-	{ "user",		required_argument, NULL, 'u' },
-	{ "config",		required_argument, NULL, 'f' },
-	{ "help",		no_argument,	   NULL, 'h' },
-	{ "version",		no_argument,	   NULL, 'V' },
-	{ "license",		no_argument,	   NULL, 'i' },
-	{ "extended",		required_argument, NULL, 'o' },
-	{ "udp-port",		required_argument, NULL, 'U' },
-	{ "protocol",		required_argument, NULL, 'B' },
-	{ "lock-memory",	no_argument,	   NULL, 'k' },
-	{ "enable-coredumps",	no_argument,	   NULL, 'r' },
-	{ "enable-largepages",	no_argument,	   NULL, 'L' },
-	{ "enable-sasl",	no_argument,	   NULL, 'S' },
-	{ "disable-dumping",	no_argument,	   NULL, 'X' },
-	{ "disable-watch",	no_argument,	   NULL, 'W' },
-	{ "slab-min-size",	required_argument, NULL, 'n' },
-	{ "auth-file",		required_argument, NULL, 'Y' },
-	{ "memory-file",	required_argument, NULL, 'e' },
-	{ "enable-ssl",		no_argument,	   NULL, 'Z' },
-	{ "shards",		required_argument, NULL, OPT_SHARDS },
-	{ "range-max",		required_argument, NULL, OPT_RANGE_MAX },
-	{ "hash-power",		required_argument, NULL, OPT_HASH_POWER },
-	{ "idle-timeout",	required_argument, NULL, OPT_IDLE_TIMEOUT },
-	{ "logfile",		required_argument, NULL, OPT_LOGFILE },
-	{ NULL, 0, NULL, 0 },
+/*
+ * Options that set no directive of setting_table: -v counts, the rest act
+ * on the run or are memcached's, accepted or refused by name.
+ */
+static const struct cmdline_opt {
+	const char *longopt;
+	int opt;
+	int has_arg;
+} cmdline_only[] = {
+	{ "verbose",		'v', no_argument },
+	{ "config",		'f', required_argument },
+	{ "help",		'h', no_argument },
+	{ "version",		'V', no_argument },
+	{ "license",		'i', no_argument },
+	{ "extended",		'o', required_argument },
+	{ "udp-port",		'U', required_argument },
+	{ "protocol",		'B', required_argument },
+	{ "lock-memory",	'k', no_argument },
+	{ "enable-coredumps",	'r', no_argument },
+	{ "enable-largepages",	'L', no_argument },
+	{ "enable-sasl",	'S', no_argument },
+	{ "disable-dumping",	'X', no_argument },
+	{ "disable-watch",	'W', no_argument },
+	{ "slab-min-size",	'n', required_argument },
+	{ NULL,			'D', required_argument },
+	{ "memory-file",	'e', required_argument },
+	{ "enable-ssl",		'Z', no_argument },
 };
+
+#define NR_OPTS	(ARRAY_SIZE(setting_table) + ARRAY_SIZE(cmdline_only))
+
+/* getopt_long()'s lists, made from the two tables above by build_opts() */
+static struct option long_opts[NR_OPTS + 1];
+static char short_opts[1 + 2 * NR_OPTS + 1];
+
+static void add_opt(size_t *nl, size_t *ns, const char *longopt, int opt,
+		    int has_arg)
+{
+	if (longopt)
+		long_opts[(*nl)++] = (struct option){ longopt, has_arg, NULL,
+						      opt };
+	if (opt > 0 && opt < 256) {
+		short_opts[(*ns)++] = (char)opt;
+		if (has_arg == required_argument)
+			short_opts[(*ns)++] = ':';
+	}
+}
+
+/* Context: start-up, single threaded (the lists are built once). */
+static void build_opts(void)
+{
+	size_t i, nl = 0, ns = 0;
+
+	if (short_opts[0])
+		return;
+	short_opts[ns++] = ':';	/* a missing argument is told apart */
+	for (i = 0; i < ARRAY_SIZE(setting_table); i++) {
+		const struct setting_desc *d = &setting_table[i];
+
+		add_opt(&nl, &ns, d->longopt, d->opt,
+			d->flag_value ? no_argument : required_argument);
+	}
+	for (i = 0; i < ARRAY_SIZE(cmdline_only); i++)
+		add_opt(&nl, &ns, cmdline_only[i].longopt, cmdline_only[i].opt,
+			cmdline_only[i].has_arg);
+	long_opts[nl] = (struct option){ NULL, 0, NULL, 0 };
+	short_opts[ns] = '\0';
+}
 
 const char *settings_config_path(int argc, char **argv)
 {
 	const char *path = NULL;
 	int c;
 
+	build_opts();
 	optind = 0;	/* glibc: full re-initialisation */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1)
@@ -707,6 +729,7 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 	int c;
 
 	*action = SETTINGS_RUN;
+	build_opts();
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {

@@ -350,6 +350,59 @@ static void test_cmdline(void)
 	      act == SETTINGS_HELP);
 }
 
+/*
+ * Every long option, now made from the settings table: each sets what its
+ * short option or directive sets, and a flag takes no argument.
+ */
+static void test_long_options(void)
+{
+	enum settings_action act;
+	struct settings s;
+
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "--port", "4000", "--listen", "127.0.0.1",
+		       "--unix-socket", "/tmp/x.sock", "--unix-mask", "750",
+		       "--listen-backlog", "64", "--conn-limit", "99",
+		       "--idle-timeout", "12", "--threads", "3",
+		       "--memory-limit", "32", "--disable-evictions",
+		       "--max-reqs-per-event", "7", "--shards", "8",
+		       "--hash-power", "18", "--max-item-size", "2m",
+		       "--range-max", "55", NULL) == 0);
+	CHECK_MSG(act == SETTINGS_RUN, "%s", err);
+	CHECK(run_args(&s, &act, "--disable-cas", "--disable-flush-all",
+		       "--enable-shutdown", "--verbose", "--daemon",
+		       "--pidfile", "/tmp/x.pid", "--user", "nobody",
+		       "--logfile", "/tmp/x.log", NULL) == 0);
+	CHECK_MSG(act == SETTINGS_RUN, "%s", err);
+	CHECK(s.port == 4000 && !strcmp(s.listen, "127.0.0.1"));
+	CHECK(!strcmp(s.unixsocket, "/tmp/x.sock") &&
+	      s.unixsocket_perm == 0750);
+	CHECK(s.backlog == 64 && s.maxconns == 99 && s.idle_timeout == 12);
+	CHECK(s.threads == 3 && s.maxbytes == 32u << 20 && !s.evict);
+	CHECK(s.reqs_per_event == 7 && s.shards == 8 && s.hash_power == 18);
+	CHECK(s.proto.item_size_max == 2u << 20 && s.proto.range_max == 55);
+	CHECK(!s.proto.cas_enabled && !s.proto.flush_enabled &&
+	      s.proto.shutdown_enabled && s.proto.verbose == 1);
+	CHECK(s.daemonize && !strcmp(s.pidfile, "/tmp/x.pid") &&
+	      !strcmp(s.user, "nobody") && !strcmp(s.logfile, "/tmp/x.log"));
+
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "--auth-file", "/tmp/x.auth", NULL) == 0 &&
+	      !strcmp(s.auth_file, "/tmp/x.auth"));
+	/* a flag refuses an argument, an option wants one */
+	CHECK(run_args(&s, &act, "--daemon=yes", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "--threads", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "--version", NULL) == 0 &&
+	      act == SETTINGS_VERSION);
+	CHECK(run_args(&s, &act, "--no-such-option", NULL) == -EINVAL);
+	/* memcached's options without a setting keep their short forms */
+	CHECK(run_args(&s, &act, "-D", ":", "-n", "48", "-k", "-r", "-L",
+		       "-X", "-W", "-i", NULL) == 0);
+	CHECK(run_args(&s, &act, "-S", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-e", "/tmp/x", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-Z", NULL) == -EINVAL);
+}
+
 static void test_finish(void)
 {
 	static const unsigned int threads[] = { 1, 3, 4, 5, 100, 512 };
@@ -442,6 +495,7 @@ int main(void)
 	test_sizes();
 	test_directives();
 	test_cmdline();
+	test_long_options();
 	test_finish();
 	test_random();
 	return check_report();
