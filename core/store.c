@@ -560,6 +560,25 @@ int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
 	return -ENOMEM;
 }
 
+/* Adds one shard's figures to @st. */
+static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
+{
+	ak_lock_assert_held(&sh->lock);
+	st->curr_items += sh->curr_items;
+	st->curr_int_items += sh->curr_int_items;
+	st->curr_str_items += sh->curr_str_items;
+	st->total_items += sh->total_items;
+	st->bytes += sh->bytes;
+	st->index_bytes += sh->index_bytes;
+	st->evictions += sh->evictions;
+	st->evicted_unfetched += sh->evicted_unfetched;
+	st->expired_unfetched += sh->expired_unfetched;
+	st->reclaimed += sh->reclaimed;
+	st->hash_buckets += (uint64_t)1 << sh->ht.bits;
+	st->radix_nodes += sh->ints.nr_nodes;
+	st->rehashing += htable_rehashing(&sh->ht);
+}
+
 void store_stats(struct store *s, struct store_stats *st)
 {
 	unsigned int i;
@@ -569,23 +588,27 @@ void store_stats(struct store *s, struct store_stats *st)
 		struct shard *sh = &s->shards[i];
 
 		shard_lock(sh);
-		st->curr_items += sh->curr_items;
-		st->curr_int_items += sh->curr_int_items;
-		st->curr_str_items += sh->curr_str_items;
-		st->total_items += sh->total_items;
-		st->bytes += sh->bytes;
-		st->index_bytes += sh->index_bytes;
-		st->evictions += sh->evictions;
-		st->evicted_unfetched += sh->evicted_unfetched;
-		st->expired_unfetched += sh->expired_unfetched;
-		st->reclaimed += sh->reclaimed;
-		st->hash_buckets += (uint64_t)1 << sh->ht.bits;
-		st->radix_nodes += sh->ints.nr_nodes;
-		st->rehashing += htable_rehashing(&sh->ht);
+		shard_stats_add_locked(sh, st);
 		shard_unlock(sh);
 	}
 	st->limit_maxbytes = s->cfg.mem_limit;
 	st->nshards = s->cfg.nshards;
+}
+
+int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st)
+{
+	struct shard *sh;
+
+	if (i >= s->cfg.nshards)
+		return -ENOENT;
+	sh = &s->shards[i];
+	memset(st, 0, sizeof(*st));
+	shard_lock(sh);
+	shard_stats_add_locked(sh, st);
+	shard_unlock(sh);
+	st->limit_maxbytes = s->cfg.mem_limit;
+	st->nshards = 1;
+	return 0;
 }
 
 uint64_t store_hash_max_chain(struct store *s)

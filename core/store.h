@@ -402,6 +402,22 @@ int store_bound_cmp(const struct store_bound *a, const struct store_bound *b);
 void store_stats(struct store *s, struct store_stats *st);
 
 /**
+ * store_shard_stats() - the figures of one shard
+ * @s:  the store
+ * @i:  the shard, 0..nshards - 1
+ * @st: filled in as store_stats() fills it, for that shard alone
+ *      (nshards 1; limit_maxbytes the store's)
+ *
+ * Which shard a string key lands in follows its keyed hash, so two
+ * processes spread the same keys differently (the hash-flooding test
+ * observes that through "stats shards").
+ *
+ * Context: takes and releases that shard's lock.
+ * Return: 0, or -ENOENT when there is no shard @i.
+ */
+int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st);
+
+/**
  * store_hash_max_chain() - the longest hash chain over every shard
  * @s: the store
  *

@@ -20,7 +20,8 @@
  *	             1:cas_badval, 1:touch_hits, then active_slabs (0 or 1)
  *	             and total_malloced (item bytes + index bytes)
  *
- * "stats anchorkv" prints anchorkv's own section alone. "stats sizes"
+ * "stats anchorkv" prints anchorkv's own section alone, "stats shards"
+ * each shard's items (integer and string keys), bytes and hash buckets. "stats sizes"
  * answers as memcached does when size tracking is off.
  */
 #include "stats.h"
@@ -244,6 +245,26 @@ static void stats_anchorkv(struct server *srv, struct reply *out)
 	stat_u64(out, "hash_max_chain", store_hash_max_chain(srv->store));
 }
 
+/* One group of lines per shard, for spotting a shard that holds more. */
+static void stats_shards(struct server *srv, struct reply *out)
+{
+	struct store_stats st;
+	unsigned int i;
+
+	for (i = 0; store_shard_stats(srv->store, i, &st) == 0; i++) {
+		reply_addf(out, "STAT shard:%u:items %" PRIu64 "\r\n", i,
+			   st.curr_items);
+		reply_addf(out, "STAT shard:%u:int_items %" PRIu64 "\r\n", i,
+			   st.curr_int_items);
+		reply_addf(out, "STAT shard:%u:str_items %" PRIu64 "\r\n", i,
+			   st.curr_str_items);
+		reply_addf(out, "STAT shard:%u:bytes %" PRIu64 "\r\n", i,
+			   st.bytes);
+		reply_addf(out, "STAT shard:%u:hash_buckets %" PRIu64 "\r\n",
+			   i, st.hash_buckets);
+	}
+}
+
 static void stats_settings(struct reply *out)
 {
 	const struct settings *s = &settings;
@@ -398,6 +419,8 @@ bool stats_hook(void *arg, const char *args, size_t len, struct reply *out)
 		stats_conns(srv, out);
 	else if (args_are(args, len, "anchorkv"))
 		stats_anchorkv(srv, out);
+	else if (args_are(args, len, "shards"))
+		stats_shards(srv, out);
 	else if (args_are(args, len, "sizes"))
 		stat_str(out, "sizes_status", "disabled");	/* as memcached */
 	else if (args_are(args, len, "reset")) {

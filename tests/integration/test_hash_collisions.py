@@ -1,14 +1,18 @@
-"""Hash flooding: keys built to collide under an unkeyed hash stay spread.
+"""Hash flooding: the server's hash of string keys is keyed per process.
 
-The keys are "hc:" followed by 17 blocks, each "Aa" or "BB": under Java's
-String.hashCode() (h = 31 * h + c, 32 bits, no key), "Aa" and "BB" hash
-alike (65 * 31 + 97 == 66 * 31 + 66), so all 2^17 such keys of one length
-share one hash, and a table indexed by it (any bucket mask) holds them in one
-chain. The test computes that, then stores 100,000 of them and reads
-hash_max_chain (a full scan of every bucket) from "stats anchorkv": under
-anchorkv's SipHash with a per-process random key, the longest chain must
-stay within what random keys give, a bound computed from the number of keys
-and buckets (union bound, Poisson tail, 1e-6). No timing is measured.
+Two checks, neither of which times anything:
+
+- test_same_keys_spread_differently_in_two_processes: two servers started
+  alike are sent the same 512 keys, and "stats shards" shows how many landed
+  in each of their 16 shards (the top bits of the key's hash pick the
+  shard). An unkeyed hash, whatever its formula, places the keys the same
+  way in both; with a random per-process key the two count vectors agree
+  with a probability far below 1e-12. This fails for any unkeyed hash.
+- test_siphash_keeps_chains_short: keys built to collide under one
+  well-known unkeyed hash (Java's String.hashCode(): "Aa" and "BB" hash
+  alike, so the 2^17 keys of 17 such blocks share one value) are stored,
+  and "stats anchorkv"'s hash_max_chain (a full scan of every bucket) must
+  stay within what random keys give (union bound, Poisson tail, 1e-6).
 """
 import itertools
 import math
@@ -18,13 +22,6 @@ import pytest
 pytestmark = pytest.mark.anchorkv_only
 
 N_KEYS = 100000
-
-
-def java_hash(data):
-    h = 0
-    for c in data:
-        h = (31 * h + c) & 0xffffffff
-    return h
 
 
 def colliding_keys(n):
@@ -49,14 +46,27 @@ def max_chain_bound(n, m, p=1e-6):
         k += 1
 
 
-def test_colliding_keys_collide_without_a_key():
-    keys = colliding_keys(N_KEYS)
-    assert len(set(keys)) == N_KEYS
-    hashes = {java_hash(k) for k in keys}
-    # one hash value: any table indexed by it has one chain of 100,000
-    assert len(hashes) == 1
-    mask = (1 << 17) - 1
-    assert len({h & mask for h in hashes}) == 1
+def shard_counts(srv, keys):
+    with srv.conn(timeout=30) as c:
+        c.send(b"".join(b"set %s 0 0 1 noreply\r\nv\r\n" % k for k in keys))
+        assert c.cmd("count - +") == b"COUNT %d" % len(keys)
+        st = c.stats("shards")
+    counts = [int(st["shard:%d:str_items" % i]) for i in range(16)]
+    assert "shard:16:str_items" not in st
+    assert sum(counts) == len(keys)
+    return counts
+
+
+def test_same_keys_spread_differently_in_two_processes(start_server):
+    keys = [b"spread:%d" % i for i in range(512)]
+    args = ["-t", "1", "--shards", "16"]
+    first = shard_counts(start_server(args), keys)
+    second = shard_counts(start_server(args), keys)
+    print("keys per shard: %s and %s" % (first, second))
+    # both spread the keys (no shard holds most of them) ...
+    assert max(first) < 128 and max(second) < 128, (first, second)
+    # ... but not the same way: the hash is keyed per process
+    assert first != second, first
 
 
 def test_siphash_keeps_chains_short(start_server):
@@ -77,6 +87,6 @@ def test_siphash_keeps_chains_short(start_server):
     # half-size array: count half the buckets then
     bound = max_chain_bound(N_KEYS, buckets // 2 if growing else buckets)
     print("hash_max_chain %d over %d buckets for %d colliding keys; bound "
-          "for random keys %d; unkeyed 31*h+c: %d" % (
-              chain, buckets, N_KEYS, bound, N_KEYS))
+          "for random keys %d; under 31*h+c they share one chain" % (
+              chain, buckets, N_KEYS, bound))
     assert 1 <= chain <= bound, (chain, bound, buckets)
