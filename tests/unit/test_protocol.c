@@ -10,10 +10,11 @@
  *
  * The expected replies of memcached_cases[] are not this code's output:
  * they were recorded from memcached 1.6.18 (/usr/bin/memcached -U 0, -I 1m
- * default) by a small Python script that, for each case, opened a fresh
- * connection, sent "flush_all\r\n" (its OK not kept), sent the request
- * bytes in one write, and kept everything received until 0.3 s of silence
- * or the close. The few places where anchorkv answers differently on
+ * default) by tests/unit/memcached_cases.py, which, for each case, opens a
+ * fresh connection, sends "flush_all\r\n" (its OK not kept), sends the
+ * request bytes in one write, and keeps everything received until 0.3 s
+ * of silence or the close ("--print" records the rows again; the
+ * integration test test_recorded_cases.py checks them against memcached). The few places where anchorkv answers differently on
  * purpose (PROTOCOL.md, "Differences from memcached") are tested apart.
  */
 #include <errno.h>
