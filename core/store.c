@@ -504,15 +504,14 @@ static bool item_value_u64(const struct item *it, uint64_t *out)
 	return true;
 }
 
-int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
-		    uint64_t delta, uint64_t *value, uint64_t *cas_out)
+int store_incr_decr(struct store *s, struct store_arith *a)
 {
 	unsigned int tries;
 	struct keyref k;
 
-	if (!keyref_valid(nkey))
+	if (!keyref_valid(a->nkey))
 		return -ENOENT;
-	keyref_init(&k, key, nkey);
+	keyref_init(&k, a->key, a->nkey);
 	for (tries = 0; tries < REPLACE_RETRIES; tries++) {
 		struct item *old = store_hold(s, &k), *it;
 		enum store_result ret;
@@ -527,10 +526,10 @@ int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
 			item_put(old);
 			return -EINVAL;
 		}
-		if (incr)
-			v += delta;		/* wraps at 2^64 */
+		if (a->incr)
+			v += a->delta;		/* wraps at 2^64 */
 		else
-			v = delta > v ? 0 : v - delta;
+			v = a->delta > v ? 0 : v - a->delta;
 		len = snprintf(text, sizeof(text), "%llu",
 			       (unsigned long long)v);
 		it = item_alloc(k.key, k.nkey, old->flags, old->exptime,
@@ -546,9 +545,8 @@ int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
 		item_put(old);
 		ret = store_commit(s, &c);
 		if (ret == STORE_STORED) {
-			*value = v;
-			if (cas_out)
-				*cas_out = c.cas;
+			a->value = v;
+			a->cas = c.cas;
 			return 0;
 		}
 		if (ret == STORE_NOT_FOUND)

@@ -278,24 +278,34 @@ struct item *store_get(struct store *s, const char *key, size_t nkey,
  */
 int store_delete(struct store *s, const char *key, size_t nkey);
 
+/*
+ * An incr or decr: what it asks and, on success, what it made. The meta
+ * arithmetic command (ma: initial value, TTL, cas to compare) grows this
+ * struct, not an argument list.
+ */
+struct store_arith {
+	const char *key;
+	size_t nkey;
+	bool incr;		/* true: incr (wraps at 2^64); false: decr
+				 * (floors at 0) */
+	uint64_t delta;		/* the amount */
+	uint64_t value;		/* out: the new value */
+	uint64_t cas;		/* out: the new item's cas */
+};
+
 /**
  * store_incr_decr() - add to or subtract from a decimal value
- * @s:       the store
- * @key:     the key
- * @nkey:    its length
- * @incr:    true for incr (wraps at 2^64), false for decr (floors at 0)
- * @delta:   the amount
- * @value:   receives the new value
- * @cas_out: receives the new cas (may be NULL)
+ * @s: the store
+ * @a: the request; on success its value and cas are filled in
  *
  * The value must be a decimal of at most 20 digits that fits in 64 bits.
- * The result is stored as its decimal text, without padding.
+ * The result is stored as its decimal text, without padding, keeping the
+ * item's flags and expiry.
  *
  * Context: takes and releases the key's shard lock; allocates outside it.
  * Return: 0; -ENOENT; -EINVAL for a non-numeric value; -ENOMEM.
  */
-int store_incr_decr(struct store *s, const char *key, size_t nkey, bool incr,
-		    uint64_t delta, uint64_t *value, uint64_t *cas_out);
+int store_incr_decr(struct store *s, struct store_arith *a);
 
 /**
  * store_flush_all() - invalidate every item stored up to a moment

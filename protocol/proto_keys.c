@@ -44,7 +44,8 @@ void proto_arith(struct proto_conn *pc, const struct parse_line *l, int incr)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	const struct token *key = &l->tok[1];
-	uint64_t delta, value;
+	struct store_arith a = { .key = key->p, .nkey = key->len,
+				 .incr = incr };
 	int ret;
 
 	pc->noreply = line_noreply(l);
@@ -52,20 +53,19 @@ void proto_arith(struct proto_conn *pc, const struct parse_line *l, int incr)
 		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
 		return;
 	}
-	if (!parse_u64(&l->tok[2], &delta)) {
+	if (!parse_u64(&l->tok[2], &a.delta)) {
 		proto_reply(pc, STR_AND_LEN(
 			"CLIENT_ERROR invalid numeric delta argument\r\n"));
 		return;
 	}
-	ret = store_incr_decr(ctx->store, key->p, key->len, incr, delta,
-			      &value, NULL);
+	ret = store_incr_decr(ctx->store, &a);
 	switch (ret) {
 	case 0:
 		if (incr)
 			ctx->stats.incr_hits++;
 		else
 			ctx->stats.decr_hits++;
-		proto_reply_num(pc, "", 0, value);
+		proto_reply_num(pc, "", 0, a.value);
 		break;
 	case -ENOENT:
 		if (incr)

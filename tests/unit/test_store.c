@@ -63,6 +63,22 @@ static struct store *new_store(unsigned int nshards, size_t limit,
 	return s;
 }
 
+/* store_incr_decr() in one call: @value and @cas (may be NULL) on success */
+static int arith(struct store *s, const char *key, size_t nkey, bool incr,
+		 uint64_t delta, uint64_t *value, uint64_t *cas)
+{
+	struct store_arith a = { .key = key, .nkey = nkey, .incr = incr,
+				 .delta = delta };
+	int ret = store_incr_decr(s, &a);
+
+	if (!ret) {
+		*value = a.value;
+		if (cas)
+			*cas = a.cas;
+	}
+	return ret;
+}
+
 static void check_store(struct store *s, const char *when)
 {
 	char why[256] = "";
@@ -268,7 +284,7 @@ static void test_examples(unsigned int nshards)
 		      why == STORE_MISS_ABSENT);
 		CHECK(store_delete(s, longkey, sizeof(longkey)) == -ENOENT);
 		CHECK(touch_key(s, longkey, sizeof(longkey), 0) == -ENOENT);
-		CHECK(store_incr_decr(s, longkey, 0, true, 1, &v, NULL) ==
+		CHECK(arith(s, longkey, 0, true, 1, &v, NULL) ==
 		      -ENOENT);
 		CHECK(put_n(s, longkey, KEY_MAX_LENGTH, "v", 1, 0, 0,
 			    STORE_OP_SET, 0, NULL) == STORE_STORED);
@@ -356,48 +372,48 @@ static void test_examples(unsigned int nshards)
 	      STORE_NOT_FOUND);
 
 	/* incr / decr */
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -ENOENT);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == -ENOENT);
 	CHECK(put(s, "n", "00012", 9, 0, STORE_OP_SET, 0, &cas1) ==
 	      STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, &cas2) == 0 && v == 13);
+	CHECK(arith(s, "n", 1, true, 1, &v, &cas2) == 0 && v == 13);
 	CHECK(cas2 != cas1 && holds(s, "n", "13"));
 	it = store_get(s, "n", 1, NULL);
 	CHECK(it && it->flags == 9 && it->cas == cas2);
 	if (it)
 		item_put(it);
-	CHECK(store_incr_decr(s, "n", 1, false, 100, &v, NULL) == 0 && v == 0);
+	CHECK(arith(s, "n", 1, false, 100, &v, NULL) == 0 && v == 0);
 	CHECK(holds(s, "n", "0"));
 	CHECK(set(s, "n", "18446744073709551615") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 2, &v, NULL) == 0 && v == 1);
+	CHECK(arith(s, "n", 1, true, 2, &v, NULL) == 0 && v == 1);
 	CHECK(holds(s, "n", "1"));
-	CHECK(store_incr_decr(s, "n", 1, false, 1, &v, NULL) == 0 && v == 0);
+	CHECK(arith(s, "n", 1, false, 1, &v, NULL) == 0 && v == 0);
 	CHECK(set(s, "n", "18446744073709551616") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
 	/* the value is read as memcached's safe_strtoull() reads it */
 	CHECK(set(s, "n", "000000000000000000001") == STORE_STORED); /* 21 */
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
 	CHECK(set(s, "n", "12a") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
 	CHECK(holds(s, "n", "12a"));
 	CHECK(set(s, "n", "12 a") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 13);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == 0 && v == 13);
 	CHECK(set(s, "n", "-1") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, false, 1, &v, NULL) == -EINVAL);
+	CHECK(arith(s, "n", 1, false, 1, &v, NULL) == -EINVAL);
 	CHECK(set(s, "n", "-18446744073709551615") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
 	CHECK(set(s, "n", "+7") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 8);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == 0 && v == 8);
 	CHECK(set(s, "n", "") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
 	CHECK(set(s, "n", " \t ") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
 	CHECK(set(s, "n", "-") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == -EINVAL);
 	CHECK(set(s, "n", " 1") == STORE_STORED);
-	CHECK(store_incr_decr(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
+	CHECK(arith(s, "n", 1, true, 1, &v, NULL) == 0 && v == 2);
 	CHECK(holds(s, "n", "2"));
 	CHECK(set(s, "100", "99") == STORE_STORED);
-	CHECK(store_incr_decr(s, "100", 3, true, 1, &v, NULL) == 0 &&
+	CHECK(arith(s, "100", 3, true, 1, &v, NULL) == 0 &&
 	      v == 100);
 	CHECK(holds(s, "100", "100"));
 
@@ -475,7 +491,7 @@ static void test_time(void)
 	      STORE_NOT_STORED);
 	CHECK(put(s, "e", "5", 0, store_exptime(s, -1), STORE_OP_SET, 0, NULL)
 	      == STORE_STORED);
-	CHECK(store_incr_decr(s, "e", 1, true, 1, &cas, NULL) == -ENOENT);
+	CHECK(arith(s, "e", 1, true, 1, &cas, NULL) == -ENOENT);
 	CHECK(put(s, "e", "5", 0, store_exptime(s, -1), STORE_OP_SET, 0, NULL)
 	      == STORE_STORED);
 	CHECK(put(s, "e", "x", 0, 0, STORE_OP_ADD, 0, NULL) == STORE_STORED);
@@ -1129,7 +1145,7 @@ static void m_step(struct store *s, bool inject)
 		uint64_t delta = rnd() >> rnd_below(64);
 		bool num = live && m_number(e, &v);
 
-		ret = store_incr_decr(s, key, nkey, incr, delta, &want, &cas);
+		ret = arith(s, key, nkey, incr, delta, &want, &cas);
 		if (inject && ret == -ENOMEM)
 			return;
 		MCHECK(ret == (!live ? -ENOENT : num ? 0 : -EINVAL),
@@ -1676,7 +1692,7 @@ static void *mt_thread(void *arg)
 		} else if (op < 86 && !mine) {
 			uint64_t v;
 
-			if (store_incr_decr(a->s, key, strlen(key), true, 1, &v,
+			if (arith(a->s, key, strlen(key), true, 1, &v,
 					    NULL) == -ENOENT)
 				put_n(a->s, key, strlen(key), "1", 1, 0, 0,
 				      STORE_OP_ADD, 0, NULL);
@@ -1798,9 +1814,9 @@ static void *upd_thread(void *arg)
 	uint64_t v;
 
 	for (i = 0; i < UPD_INCRS; i++) {
-		store_incr_decr(s, "ctr", 3, true, 1, &v, NULL);
-		store_incr_decr(s, "77", 2, true, 3, &v, NULL);
-		store_incr_decr(s, "down", 4, false, 1, &v, NULL);
+		arith(s, "ctr", 3, true, 1, &v, NULL);
+		arith(s, "77", 2, true, 3, &v, NULL);
+		arith(s, "down", 4, false, 1, &v, NULL);
 		if (i < UPD_APPENDS)
 			put_n(s, "log", 3, i % 2 ? "ab" : "a", 1 + i % 2, 0, 0,
 			      i % 3 ? STORE_OP_APPEND : STORE_OP_PREPEND, 0,
