@@ -25,6 +25,12 @@
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
+/* Inlined even at -O0 and -O1: a helper whose constant argument (a NULL
+ * callback table) must fold away. glibc's <sys/cdefs.h> has the same. */
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((always_inline))
+#endif
+
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* Relaxed single loads and stores of shared words (no tearing, no fusing). */

@@ -25,6 +25,7 @@
  * Nothing here compares keys, allocates, or takes a lock.
  */
 #include "rbtree.h"
+#include "rbtree_augmented.h"
 
 #include <assert.h>
 
@@ -91,7 +92,9 @@ static inline void rb_change_child(struct rb_node *old, struct rb_node *new,
  * In-order (a x b y c) is unchanged. Colours stay with their nodes; the
  * callers recolour.
  */
-static void rb_rotate_left(struct rb_node *x, struct rb_root *root)
+static __always_inline void
+rb_rotate_left(struct rb_node *x, struct rb_root *root,
+	       const struct rb_augment_callbacks *aug)
 {
 	struct rb_node *y = x->rb_right;
 	struct rb_node *parent = rb_parent(x);
@@ -103,6 +106,8 @@ static void rb_rotate_left(struct rb_node *x, struct rb_root *root)
 	rb_set_parent(y, parent);
 	rb_change_child(x, y, parent, root);
 	rb_set_parent(x, y);
+	if (aug)
+		aug->rotate(x, y);	/* y took x's place; x is y's child */
 }
 
 /*
@@ -114,7 +119,9 @@ static void rb_rotate_left(struct rb_node *x, struct rb_root *root)
  *        / \                 / \
  *       a   b               b   c
  */
-static void rb_rotate_right(struct rb_node *y, struct rb_root *root)
+static __always_inline void
+rb_rotate_right(struct rb_node *y, struct rb_root *root,
+		const struct rb_augment_callbacks *aug)
 {
 	struct rb_node *x = y->rb_left;
 	struct rb_node *parent = rb_parent(y);
@@ -126,6 +133,8 @@ static void rb_rotate_right(struct rb_node *y, struct rb_root *root)
 	rb_set_parent(x, parent);
 	rb_change_child(y, x, parent, root);
 	rb_set_parent(y, x);
+	if (aug)
+		aug->rotate(y, x);	/* x took y's place; y is x's child */
 }
 
 /*
@@ -164,7 +173,9 @@ static void rb_rotate_right(struct rb_node *y, struct rb_root *root)
  *         / \                    / \
  *        N   c                  c   u
  */
-void rb_insert_color(struct rb_node *node, struct rb_root *root)
+static __always_inline void
+rb_insert_fixup(struct rb_node *node, struct rb_root *root,
+		const struct rb_augment_callbacks *aug)
 {
 	struct rb_node *parent, *gparent, *uncle;
 
@@ -184,13 +195,13 @@ void rb_insert_color(struct rb_node *node, struct rb_root *root)
 			}
 			/* case 2: inner grandchild; rotate it to the outside */
 			if (node == parent->rb_right) {
-				rb_rotate_left(parent, root);
+				rb_rotate_left(parent, root, aug);
 				parent = node;
 			}
 			/* case 3: outer grandchild; rotate at gparent, done */
 			rb_set_black(parent);
 			rb_set_red(gparent);
-			rb_rotate_right(gparent, root);
+			rb_rotate_right(gparent, root, aug);
 			break;
 		} else {
 			uncle = gparent->rb_left;
@@ -204,18 +215,31 @@ void rb_insert_color(struct rb_node *node, struct rb_root *root)
 			}
 			/* case 2: inner grandchild; rotate it to the outside */
 			if (node == parent->rb_left) {
-				rb_rotate_right(parent, root);
+				rb_rotate_right(parent, root, aug);
 				parent = node;
 			}
 			/* case 3: outer grandchild; rotate at gparent, done */
 			rb_set_black(parent);
 			rb_set_red(gparent);
-			rb_rotate_left(gparent, root);
+			rb_rotate_left(gparent, root, aug);
 			break;
 		}
 	}
 	/* Case 1 may have reddened the root; this also colours a lone root. */
 	rb_set_black(root->rb_node);
+}
+
+void rb_insert_color(struct rb_node *node, struct rb_root *root)
+{
+	rb_insert_fixup(node, root, NULL);
+}
+
+void rb_insert_augmented(struct rb_node *node, struct rb_root *root,
+			 const struct rb_augment_callbacks *aug)
+{
+	/* the new leaf and every ancestor: their subtrees gained it */
+	aug->propagate(node, NULL);
+	rb_insert_fixup(node, root, aug);
 }
 
 /*
@@ -267,8 +291,9 @@ void rb_insert_color(struct rb_node *node, struct rb_root *root)
  *             / \             / \
  *           (c)  D           x  (c)
  */
-static void rb_erase_color(struct rb_node *node, struct rb_node *parent,
-			   struct rb_root *root)
+static __always_inline void
+rb_erase_color(struct rb_node *node, struct rb_node *parent,
+	       struct rb_root *root, const struct rb_augment_callbacks *aug)
 {
 	struct rb_node *sibling;
 
@@ -279,7 +304,7 @@ static void rb_erase_color(struct rb_node *node, struct rb_node *parent,
 			if (rb_is_red(sibling)) {
 				rb_set_black(sibling);
 				rb_set_red(parent);
-				rb_rotate_left(parent, root);
+				rb_rotate_left(parent, root, aug);
 				sibling = parent->rb_right;
 			}
 			/* case 2: black nephews; move the extra black up */
@@ -294,14 +319,14 @@ static void rb_erase_color(struct rb_node *node, struct rb_node *parent,
 			if (rb_is_black_or_nil(sibling->rb_right)) {
 				rb_set_black(sibling->rb_left);
 				rb_set_red(sibling);
-				rb_rotate_right(sibling, root);
+				rb_rotate_right(sibling, root, aug);
 				sibling = parent->rb_right;
 			}
 			/* case 4: far nephew red; rotate at parent, done */
 			rb_set_colour(sibling, rb_colour(parent));
 			rb_set_black(parent);
 			rb_set_black(sibling->rb_right);
-			rb_rotate_left(parent, root);
+			rb_rotate_left(parent, root, aug);
 			return;
 		} else {
 			sibling = parent->rb_left;
@@ -309,7 +334,7 @@ static void rb_erase_color(struct rb_node *node, struct rb_node *parent,
 			if (rb_is_red(sibling)) {
 				rb_set_black(sibling);
 				rb_set_red(parent);
-				rb_rotate_right(parent, root);
+				rb_rotate_right(parent, root, aug);
 				sibling = parent->rb_left;
 			}
 			/* case 2: black nephews; move the extra black up */
@@ -324,14 +349,14 @@ static void rb_erase_color(struct rb_node *node, struct rb_node *parent,
 			if (rb_is_black_or_nil(sibling->rb_left)) {
 				rb_set_black(sibling->rb_right);
 				rb_set_red(sibling);
-				rb_rotate_left(sibling, root);
+				rb_rotate_left(sibling, root, aug);
 				sibling = parent->rb_left;
 			}
 			/* case 4: far nephew red; rotate at parent, done */
 			rb_set_colour(sibling, rb_colour(parent));
 			rb_set_black(parent);
 			rb_set_black(sibling->rb_left);
-			rb_rotate_right(parent, root);
+			rb_rotate_right(parent, root, aug);
 			return;
 		}
 	}
@@ -372,7 +397,9 @@ static void rb_erase_color(struct rb_node *node, struct rb_node *parent,
  *
  * When S is N's right child itself, R simply stays S's right child.
  */
-void rb_erase(struct rb_node *node, struct rb_root *root)
+static __always_inline void
+rb_erase_node(struct rb_node *node, struct rb_root *root,
+	      const struct rb_augment_callbacks *aug)
 {
 	struct rb_node *child, *parent, *succ;
 	bool lost_black;
@@ -381,6 +408,9 @@ void rb_erase(struct rb_node *node, struct rb_root *root)
 		child = node->rb_left ? node->rb_left : node->rb_right;
 		parent = rb_parent(node);
 		rb_change_child(node, child, parent, root);
+		/* every ancestor of the unlinked node lost it */
+		if (aug && parent)
+			aug->propagate(parent, NULL);
 		if (child) {
 			assert(rb_is_black(node) && rb_is_red(child));
 			rb_set_parent(child, parent);
@@ -388,7 +418,7 @@ void rb_erase(struct rb_node *node, struct rb_root *root)
 			return;
 		}
 		if (rb_is_black(node) && parent)
-			rb_erase_color(NULL, parent, root);
+			rb_erase_color(NULL, parent, root, aug);
 		return;
 	}
 
@@ -412,6 +442,13 @@ void rb_erase(struct rb_node *node, struct rb_root *root)
 	rb_set_parent(node->rb_left, succ);
 	succ->rb_parent_color = node->rb_parent_color;
 	rb_change_child(node, succ, rb_parent(node), root);
+	/*
+	 * What changed lies on the path from succ's old parent (or succ,
+	 * when it was node's right child) up through succ, now in node's
+	 * place, to the root: recompute it before any rotation reads it.
+	 */
+	if (aug)
+		aug->propagate(parent, NULL);
 
 	if (!lost_black)
 		return;
@@ -420,7 +457,18 @@ void rb_erase(struct rb_node *node, struct rb_root *root)
 		rb_set_black(child);
 		return;
 	}
-	rb_erase_color(NULL, parent, root);
+	rb_erase_color(NULL, parent, root, aug);
+}
+
+void rb_erase(struct rb_node *node, struct rb_root *root)
+{
+	rb_erase_node(node, root, NULL);
+}
+
+void rb_erase_augmented(struct rb_node *node, struct rb_root *root,
+			const struct rb_augment_callbacks *aug)
+{
+	rb_erase_node(node, root, aug);
 }
 
 void rb_replace_node(struct rb_node *victim, struct rb_node *new,

@@ -21,9 +21,11 @@
 #include "alloc.h"
 #include "check.h"
 #include "rbtree.h"
+#include "rbtree_augmented.h"
 
 struct tnode {
 	uint64_t key;
+	uint32_t size;		/* the augmented tests: nodes in the subtree */
 	struct rb_node rb;
 };
 
@@ -1049,6 +1051,144 @@ static void test_random(uint64_t seed)
 	ak_free(m);
 }
 
+/* ---- the augmented tree: subtree sizes ---- */
+
+static uint32_t tsize(const struct rb_node *n)
+{
+	return n ? rb_entry(n, struct tnode, rb)->size : 0;
+}
+
+static uint32_t tnode_size(const struct tnode *t)
+{
+	return 1 + tsize(t->rb.rb_left) + tsize(t->rb.rb_right);
+}
+
+RB_DECLARE_CALLBACKS(static, tsize_cb, struct tnode, rb, size, tnode_size);
+
+/* Every node's size is its subtree's node count; returns the count, or
+ * UINT32_MAX at the first node where it is not. */
+static uint32_t sizes_check(const struct rb_node *n)
+{
+	uint32_t l, r;
+
+	if (!n)
+		return 0;
+	l = sizes_check(n->rb_left);
+	r = sizes_check(n->rb_right);
+	if (l == UINT32_MAX || r == UINT32_MAX ||
+	    rb_entry(n, struct tnode, rb)->size != 1 + l + r)
+		return UINT32_MAX;
+	return 1 + l + r;
+}
+
+/* The number of keys below @key, from the sizes: one descent. */
+static uint32_t tree_rank(const struct rb_root *root, uint64_t key)
+{
+	const struct rb_node *n = root->rb_node;
+	uint32_t below = 0;
+
+	while (n) {
+		const struct tnode *t = rb_entry(n, struct tnode, rb);
+
+		if (key <= t->key) {
+			n = n->rb_left;
+		} else {
+			below += 1 + tsize(n->rb_left);
+			n = n->rb_right;
+		}
+	}
+	return below;
+}
+
+/* Links @new (whose key is absent) by the user's search, augmented. */
+static void aug_insert(struct rb_root *root, struct tnode *new)
+{
+	struct rb_node **link = &root->rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = new->key < key_of(parent) ? &parent->rb_left :
+						   &parent->rb_right;
+	}
+	rb_link_node(&new->rb, parent, link);
+	rb_insert_augmented(&new->rb, root, &tsize_cb);
+}
+
+/*
+ * Random inserts, erases and replaces over a small key space, so that the
+ * tree grows, churns and drains; after every operation the root's size is
+ * the model's count, and every 500 operations the whole tree is checked
+ * (shape, colours, every size) and 32 ranks are compared with the model.
+ */
+static void test_augmented(uint64_t seed)
+{
+	enum { KEYS = 3000, OPS = 300000, AUG_FULL = 500 };
+	struct tnode **node = ak_calloc(KEYS, sizeof(*node));
+	struct rb_root root = RB_ROOT;
+	unsigned long op, full = 0, bad_root = 0, bad_full = 0, bad_rank = 0;
+	uint32_t count = 0, max_count = 0;
+	size_t k;
+
+	rng_state = seed ^ 0xa5a5a5a5ULL;
+	for (op = 0; op < OPS; op++) {
+		/* lean towards inserts, then erases, in waves of 30000;
+		 * a present key is erased, replaced (r < 10) or left */
+		unsigned int grow = (op / 30000) % 2 ? 20 : 80;
+		uint64_t key = rng_below(KEYS);
+		unsigned int r = (unsigned int)rng_below(100);
+
+		if (!node[key] && r < grow) {
+			node[key] = tnode_new(key);
+			aug_insert(&root, node[key]);
+			count++;
+		} else if (node[key] && r >= grow) {
+			rb_erase_augmented(&node[key]->rb, &root, &tsize_cb);
+			ak_free(node[key]);
+			node[key] = NULL;
+			count--;
+		} else if (node[key] && r < 10) {
+			struct tnode *t = tnode_new(key);
+
+			rb_replace_node_augmented(&node[key]->rb, &t->rb, &root,
+						  &tsize_cb);
+			ak_free(node[key]);
+			node[key] = t;
+		}
+		if (count > max_count)
+			max_count = count;
+		if (tsize(root.rb_node) != count)
+			bad_root++;
+		if (op % AUG_FULL == AUG_FULL - 1) {
+			int q;
+
+			full++;
+			if (!rb_valid(&root, count, "augmented") ||
+			    sizes_check(root.rb_node) != count)
+				bad_full++;
+			for (q = 0; q < 32; q++) {
+				uint64_t at = rng_below(KEYS + 1);
+				uint32_t want = 0;
+
+				for (k = 0; k < at; k++)
+					want += node[k] != NULL;
+				if (tree_rank(&root, at) != want)
+					bad_rank++;
+			}
+		}
+	}
+	printf("augmented: %lu ops, max %u nodes, %lu full checks\n", op,
+	       max_count, full);
+	CHECK_MSG(bad_root == 0, "%lu ops left a wrong root size", bad_root);
+	CHECK_MSG(bad_full == 0, "%lu full checks failed", bad_full);
+	CHECK_MSG(bad_rank == 0, "%lu ranks disagreed with the model",
+		  bad_rank);
+	CHECK_MSG(max_count > 1500 && full == OPS / AUG_FULL,
+		  "the run stayed small (max %u)", max_count);
+	for (k = 0; k < KEYS; k++)
+		ak_free(node[k]);
+	ak_free(node);
+}
+
 int main(void)
 {
 	const char *env = getenv("AK_TEST_SEED");
@@ -1068,5 +1208,6 @@ int main(void)
 	test_walks();
 	test_postorder();
 	test_random(seed);
+	test_augmented(seed);
 	return check_report();
 }
