@@ -39,6 +39,7 @@ struct radix_tree_node {
 	uint64_t bitmap;	/* bit d set iff slots[d] != NULL */
 	uint8_t shift;		/* index bits below this node's digit */
 	uint8_t count;		/* slots in use: 1..64 while linked */
+	uint64_t entries;	/* entries in this node's subtree */
 	void *slots[RADIX_TREE_MAP_SIZE]; /* children, or entries if shift 0 */
 };
 
@@ -131,7 +132,7 @@ static void node_put(struct radix_tree_node *node)
 {
 	struct radix_tree_pool *pool = &radix_tree_pool;
 
-	assert(!node->bitmap && !node->count);
+	assert(!node->bitmap && !node->count && !node->entries);
 	if (pool->nr < RADIX_TREE_PRELOAD_SIZE)
 		pool->nodes[pool->nr++] = node;
 	else
@@ -246,12 +247,14 @@ int radix_tree_insert(struct radix_tree_root *root, uint64_t index,
 	while (root->height < height) {
 		top = fresh[--nr];
 		top->shift = root->height * RADIX_TREE_MAP_SHIFT;
+		top->entries = root->rnode->entries;
 		node_set(top, 0, root->rnode);
 		root->rnode = top;
 		root->height++;
 	}
 	for (node = root->rnode; node->shift; node = node->slots[offset]) {
 		offset = node_offset(node, index);
+		node->entries++;
 		if (!node->slots[offset]) {
 			struct radix_tree_node *child = fresh[--nr];
 
@@ -259,6 +262,7 @@ int radix_tree_insert(struct radix_tree_root *root, uint64_t index,
 			node_set(node, offset, child);
 		}
 	}
+	node->entries++;
 	node_set(node, node_offset(node, index), item);
 	assert(nr == 0);
 	root->nr_nodes += want;
@@ -311,6 +315,7 @@ static void radix_tree_shrink(struct radix_tree_root *root)
 	while (root->height > 1 && top->bitmap == 1) {
 		root->rnode = top->slots[0];
 		node_clear(top, 0);
+		top->entries = 0;	/* all of them are the child's */
 		node_put(top);
 		root->nr_nodes--;
 		root->height--;
@@ -323,7 +328,7 @@ void *radix_tree_delete(struct radix_tree_root *root, uint64_t index)
 	struct radix_tree_node *path[RADIX_TREE_MAX_PATH];
 	unsigned int offsets[RADIX_TREE_MAX_PATH];
 	struct radix_tree_node *node = root->rnode;
-	unsigned int depth = 0;
+	unsigned int depth = 0, d;
 	void *item;
 
 	if (!node || index > radix_tree_max_index(root->height))
@@ -342,7 +347,10 @@ void *radix_tree_delete(struct radix_tree_root *root, uint64_t index)
 	if (!item)
 		return NULL;
 
-	/* Clear the entry, then free the nodes that leaves empty, upward. */
+	/* Clear the entry, then free the nodes that leaves empty, upward;
+	 * every node on the path holds one entry fewer. */
+	for (d = 0; d <= depth; d++)
+		path[d]->entries--;
 	node_clear(node, offsets[depth]);
 	while (!node->count) {
 		node_put(node);
@@ -527,6 +535,66 @@ unsigned int radix_tree_gang_lookup_rev(const struct radix_tree_root *root,
 		index = base - 1;
 	}
 	return n;
+}
+
+/*
+ * The entries with an index at most @index. One descent: at each node, the
+ * entries of the slots before the path's digit are added up, reading the
+ * children on the shorter side (the node's own total minus the slots from
+ * the digit on, when that side is shorter), so at most 32 children per
+ * level; a leaf's slots are entries, counted from its bitmap.
+ */
+static uint64_t radix_tree_count_le(const struct radix_tree_root *root,
+				    uint64_t index)
+{
+	const struct radix_tree_node *node = root->rnode;
+	uint64_t below = 0;
+
+	if (!node)
+		return 0;
+	if (index >= radix_tree_max_index(root->height))
+		return node->entries;
+	for (;;) {
+		unsigned int digit = node_offset(node, index);
+		uint64_t before = node->bitmap & (((uint64_t)1 << digit) - 1);
+		uint64_t after = node->bitmap & ~before &
+				 ~((uint64_t)1 << digit);
+		const struct radix_tree_node *next = node->slots[digit];
+
+		if (!node->shift)
+			return below + (uint64_t)__builtin_popcountll(before) +
+			       (next ? 1 : 0);
+		if (__builtin_popcountll(before) <= __builtin_popcountll(after)) {
+			for (; before; before &= before - 1) {
+				const struct radix_tree_node *c =
+					node->slots[__builtin_ctzll(before)];
+
+				below += c->entries;
+			}
+		} else {
+			uint64_t sum = next ? next->entries : 0;
+
+			for (; after; after &= after - 1) {
+				const struct radix_tree_node *c =
+					node->slots[__builtin_ctzll(after)];
+
+				sum += c->entries;
+			}
+			below += node->entries - sum;
+		}
+		if (!next)
+			return below;
+		node = next;
+	}
+}
+
+uint64_t radix_tree_count(const struct radix_tree_root *root, uint64_t first,
+			  uint64_t last)
+{
+	if (first > last)
+		return 0;
+	return radix_tree_count_le(root, last) -
+	       (first ? radix_tree_count_le(root, first - 1) : 0);
 }
 
 void radix_tree_iter_init(struct radix_tree_iter *iter, uint64_t start,

@@ -172,6 +172,22 @@ unsigned int radix_tree_gang_lookup_rev(const struct radix_tree_root *root,
 					void **results, uint64_t *indices,
 					uint64_t last_index, unsigned int max_items);
 
+/**
+ * radix_tree_count() - the number of entries with an index in [@first, @last]
+ * @root:  the tree
+ * @first: the lowest index counted
+ * @last:  the highest index counted
+ *
+ * Each node keeps the number of entries below it, so this is two descents
+ * (entries up to @last, less those before @first), each reading at most
+ * half of a node's children per level: O(height), whatever the count.
+ *
+ * Context: the caller holds the tree's lock.
+ * Return: the count; 0 when @first > @last.
+ */
+uint64_t radix_tree_count(const struct radix_tree_root *root, uint64_t first,
+			  uint64_t last);
+
 #define RADIX_TREE_ITER_BATCH	32	/* entries one gang lookup reads */
 
 /*

@@ -42,6 +42,7 @@ struct radix_tree_node {
 	uint64_t bitmap;
 	uint8_t shift;
 	uint8_t count;
+	uint64_t entries;
 	void *slots[RADIX_TREE_MAP_SIZE];
 };
 
@@ -225,6 +226,7 @@ static bool walk_node(struct walk *w, const struct radix_tree_node *node,
 		      unsigned int shift, uint64_t prefix)
 {
 	unsigned int d, used = 0;
+	size_t start = w->pos;
 
 	w->nodes++;
 	if (node->shift != shift) {
@@ -268,6 +270,11 @@ static bool walk_node(struct walk *w, const struct radix_tree_node *node,
 			return false;
 		}
 		w->pos++;
+	}
+	if (node->entries != w->pos - start) {
+		fprintf(stderr, "node %#" PRIx64 ": %" PRIu64 " entries, %zu "
+			"below it\n", prefix, node->entries, w->pos - start);
+		return false;
 	}
 	return used == node->count;
 }
@@ -378,6 +385,21 @@ static bool gang_agrees(const struct radix_tree_root *root,
 		}
 	}
 	return true;
+}
+
+/* radix_tree_count() over [@first, @last] against the model. */
+static bool count_agrees(const struct radix_tree_root *root,
+			 const struct model *m, uint64_t first, uint64_t last)
+{
+	uint64_t got = radix_tree_count(root, first, last), want = 0;
+
+	if (first <= last)
+		want = (last == UINT64_MAX ? m->nr : model_lower(m, last + 1)) -
+		       model_lower(m, first);
+	if (got != want)
+		fprintf(stderr, "count [%#" PRIx64 ", %#" PRIx64 "]: %" PRIu64
+			", want %" PRIu64 "\n", first, last, got, want);
+	return got == want;
 }
 
 /* ---- examples ----------------------------------------------------------- */
@@ -696,6 +718,15 @@ static void test_iter(void)
 			}
 	CHECK(ok);
 
+	/* counts between every two edges and their neighbours */
+	for (i = 0; i < nr; i++)
+		for (j = 0; j < nr; j++)
+			for (k = 0; k < 3; k++)
+				ok &= count_agrees(&root, &m, edges[i] + k - 1,
+						   edges[j]);
+	CHECK(ok);
+	CHECK(radix_tree_count(&root, 0, UINT64_MAX) == m.nr);
+
 	/* radix_tree_for_each() sees every entry once, in order */
 	seen = 0;
 	radix_tree_for_each(entry, &root, &iter, 0) {
@@ -943,9 +974,16 @@ static void random_run(enum dist d, unsigned long ops)
 			item = model_replace(&m, index, new_item);
 			CHECK_MSG(got == item, "replace %#" PRIx64 ": %p, want "
 				  "%p", index, got, item);
-		} else {
+		} else if (r % 4) {
 			CHECK(gang_agrees(&root, &m, pick_gang_start(&m, d),
 					  pick_gang_max(), r % 2, rnd() % 4));
+		} else {
+			uint64_t a = pick_gang_start(&m, d);
+			uint64_t b = rnd() % 2 ? pick_gang_start(&m, d) :
+				     a + rnd() % 5000;
+
+			CHECK(count_agrees(&root, &m, a, b < a ? UINT64_MAX : b));
+			CHECK(count_agrees(&root, &m, b, a));
 		}
 		CHECK_MSG(root.count == m.nr, "count %" PRIu64 ", want %zu",
 			  root.count, m.nr);
