@@ -27,6 +27,10 @@
  *	  zlexcount        ZLEXCOUNT ZKEY - +          (expects EXPECTED)
  *	  zcount           ZCOUNT ZKEY -inf +inf       (expects EXPECTED)
  *	Every reply must hold exactly LIMIT entries (or the count EXPECTED).
+ *	The three counts without -e count a range of LIMIT keys instead,
+ *	from <start> to the LIMIT-th key from it, <end> (expects LIMIT):
+ *	count [<start> [<end>, ZLEXCOUNT ZKEY [<start> [<end>, ZCOUNT ZKEY
+ *	<start> <end>.
  *	Prints requests/s and the p50 and p99 latency of every request.
  *
  * A bench tool, not the server: it allocates with libc and exits on
@@ -456,14 +460,21 @@ static void akb_range_request(struct akb_conn *c, const struct akb_opts *o,
 	unsigned long long span = o->n - (unsigned long long)o->limit + 1;
 	unsigned long long pos = ((unsigned long long)rand_r(seed) << 31 |
 				  (unsigned long long)rand_r(seed)) % span;
-	char start[AKB_KEY_MAX], lim[16], bound[AKB_KEY_MAX + 1];
+	char start[AKB_KEY_MAX], end[AKB_KEY_MAX], lim[16];
+	char bound[AKB_KEY_MAX + 1], ebound[AKB_KEY_MAX + 1];
+	bool bounded = o->expected < 0;	/* a count of LIMIT keys */
+	unsigned long long last = pos + (unsigned long long)o->limit - 1;
 
-	if (sorted)
+	if (sorted) {
 		snprintf(start, sizeof(start), "%s", sorted[pos]);
-	else
+		snprintf(end, sizeof(end), "%s", sorted[last]);
+	} else {
 		snprintf(start, sizeof(start), "%llu", pos);
+		snprintf(end, sizeof(end), "%llu", last);
+	}
 	snprintf(lim, sizeof(lim), "%d", o->limit);
 	snprintf(bound, sizeof(bound), "[%s", start);
+	snprintf(ebound, sizeof(ebound), "[%s", end);
 
 	switch (o->mode) {
 	case AKB_RANGE:
@@ -473,7 +484,11 @@ static void akb_range_request(struct akb_conn *c, const struct akb_opts *o,
 		akb_buf_printf(&c->out, "keys %s + %d\r\n", bound, o->limit);
 		break;
 	case AKB_COUNT:
-		akb_buf_printf(&c->out, "count - +\r\n");
+		if (bounded)
+			akb_buf_printf(&c->out, "count %s %s\r\n", bound,
+				       ebound);
+		else
+			akb_buf_printf(&c->out, "count - +\r\n");
 		break;
 	case AKB_ZLEX: {
 		const char *argv[] = { "ZRANGEBYLEX", o->zkey, bound, "+",
@@ -490,13 +505,17 @@ static void akb_range_request(struct akb_conn *c, const struct akb_opts *o,
 		break;
 	}
 	case AKB_ZLEXCOUNT: {
-		const char *argv[] = { "ZLEXCOUNT", o->zkey, "-", "+" };
+		const char *argv[] = { "ZLEXCOUNT", o->zkey,
+				       bounded ? bound : "-",
+				       bounded ? ebound : "+" };
 
 		akb_resp_cmd(&c->out, 4, argv);
 		break;
 	}
 	case AKB_ZCOUNT: {
-		const char *argv[] = { "ZCOUNT", o->zkey, "-inf", "+inf" };
+		const char *argv[] = { "ZCOUNT", o->zkey,
+				       bounded ? start : "-inf",
+				       bounded ? end : "+inf" };
 
 		akb_resp_cmd(&c->out, 4, argv);
 		break;
@@ -543,8 +562,8 @@ static int akb_range(const struct akb_opts *o)
 	struct pollfd pfd[AKB_MAX_CONNS];
 	struct akb_samples s = { 0 };
 	unsigned long long bad = 0;
-	bool counting = o->mode == AKB_COUNT || o->mode == AKB_ZLEXCOUNT ||
-			o->mode == AKB_ZCOUNT;
+	bool counting = (o->mode == AKB_COUNT || o->mode == AKB_ZLEXCOUNT ||
+			 o->mode == AKB_ZCOUNT) && o->expected >= 0;
 	long long want = counting ? o->expected : o->limit;
 	char **sorted = NULL;
 	unsigned int seed = 12345;

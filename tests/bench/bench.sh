@@ -9,8 +9,11 @@
 #     -t 2, redis-server) runs every workload, interleaved round by round;
 #     ops/s and p50/p99 latency from the load generator, server CPU time
 #     per operation from /proc/<pid>/stat; medians over the rounds;
+#  1b. inserts: new string keys into an empty server (memtier only):
+#     anchorkv -t 1 and -t 4, memcached -t 1, redis-server;
 #  2. memory: RSS and bytes per item after loading 1M and 10M items;
-#  3. ranges: anchorkv's range/keys/count against Redis sorted sets.
+#  3. ranges: anchorkv's range/keys/count at -t 1 and -t 4 against Redis
+#     sorted sets.
 #
 # Knobs (environment):
 #   BENCH_ROUNDS=3          rounds of section 1 (and 3)
@@ -19,8 +22,9 @@
 #   BENCH_MEM_ITEMS="1000000 10000000"   item counts of section 2
 #   BENCH_RANGE_SECONDS=3   seconds per range measurement
 #   BENCH_RANGE_KEYS=1000000 string and integer keys of section 3
+#   BENCH_INSERT_KEYS=3000000 new keys per run of section 1b
 #   BENCH_GENERATOR=auto    auto, memtier or memcaslap
-#   BENCH_SECTIONS="load memory range"
+#   BENCH_SECTIONS="load inserts memory range"
 #   BENCH_OUT=tests/bench/results
 #   BENCH_BASELINE=             a second anchorkv binary (say, built from an
 #                               older commit) run in section 1 beside this
@@ -48,14 +52,16 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	MEM_ITEMS=${BENCH_MEM_ITEMS:-"100000 1000000"}
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-1}
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-100000}
+	INS_KEYS=${BENCH_INSERT_KEYS:-300000}
 else
 	ROUNDS=${BENCH_ROUNDS:-3}
 	SECONDS_RUN=${BENCH_SECONDS:-10}
 	MEM_ITEMS=${BENCH_MEM_ITEMS:-"1000000 10000000"}
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-3}
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
+	INS_KEYS=${BENCH_INSERT_KEYS:-3000000}
 fi
-SECTIONS=${BENCH_SECTIONS:-"load memory range"}
+SECTIONS=${BENCH_SECTIONS:-"load inserts memory range"}
 GEN=${BENCH_GENERATOR:-auto}
 if [ "$GEN" = auto ]; then
 	if command -v memtier_benchmark >/dev/null; then
@@ -116,13 +122,13 @@ wait_port() {
 }
 
 # start_server NAME: starts server NAME on a free port; sets
-# PORT_<NAME> and PID_<NAME>. Names: ak1 ak2 bl1 bl2 mc1 mc2 redis.
+# PORT_<NAME> and PID_<NAME>. Names: ak1 ak2 ak4 bl1 bl2 mc1 mc2 redis.
 start_server() {
 	local name=$1 port pid user=""
 	port=$(free_port)
 	[ "$(id -u)" = 0 ] && user="-u nobody"
 	case $name in
-	ak1|ak2)
+	ak1|ak2|ak4)
 		"$AK" -p "$port" -t "${name#ak}" -m 4096 -c 4096 \
 			2>"$TMP/$name.log" &
 		;;
@@ -245,6 +251,9 @@ memtier_args() {
 		# memtier has no multi-key get for the redis protocol
 		[ "$2" = resp ] || echo "--ratio=0:16 -d 32 --multi-key-get=16"
 		;;
+	# new string keys only: each of the 50 connections sets its own
+	# slice of INS_KEYS keys once, into an empty server
+	ins16)	echo "--ratio=1:0 -d 32 --pipeline=16 --key-pattern=P:P" ;;
 	esac
 }
 
@@ -267,6 +276,14 @@ memcaslap_args() {
 run_workload() {
 	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f s0 s1
 	local TIMEFORMAT='%U %S %R'
+	# a timed run over the prefilled keys, or (ins16) a fixed number of
+	# new keys, however long that takes
+	local span="--key-maximum=$KEYS --test-time=$SECONDS_RUN"
+	local secs=$SECONDS_RUN
+	if [ "$w" = ins16 ]; then
+		span="--key-maximum=$INS_KEYS --requests=$((INS_KEYS / 50))"
+		secs=1000000
+	fi
 	eval "port=\$PORT_$name pid=\$PID_$name"
 	proto=$(proto_of "$name")
 	f=$TMP/run.json
@@ -282,14 +299,14 @@ run_workload() {
 		# shellcheck disable=SC2086
 		{ time memtier_benchmark -s 127.0.0.1 -p "$port" \
 			-P "$( [ "$proto" = resp ] && echo redis || echo memcache_text)" \
-			-t 1 -c 50 --key-maximum=$KEYS --test-time="$SECONDS_RUN" \
+			-t 1 -c 50 $span \
 			--hide-histogram --json-out-file="$f" $args \
 			>"$TMP/gen.out" 2>&1; } 2>"$TMP/gen.time" ||
 			{ tail -5 "$TMP/gen.out" >&2; echo "bench: memtier failed" >&2; exit 1; }
 		t1=$(cpu_ticks "$pid")
 		s1=$(served "$name")
 	else
-		if [ "$proto" = resp ] || [ "$w" = int16 ]; then
+		if [ "$proto" = resp ] || [ "$w" = int16 ] || [ "$w" = ins16 ]; then
 			printf 'load\t%s\t%s\t%s\tn/a\n' "$round" "$w" "$name" >>"$RAW"
 			return
 		fi
@@ -315,7 +332,7 @@ run_workload() {
 		f=$TMP/gen.out
 	fi
 	$PY "$ROOT/tests/bench/report.py" parse "$GEN" "$f" "$((t1 - t0))" \
-		"$CLK_TCK" "$((s1 - s0))" "$TMP/gen.time" "$SECONDS_RUN" |
+		"$CLK_TCK" "$((s1 - s0))" "$TMP/gen.time" "$secs" |
 		while read -r ops rate p50 p99 cpu ok gen; do
 		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 			"$round" "$w" "$name" "$ops" "$rate" "$p50" "$p99" \
@@ -345,6 +362,21 @@ section_load() {
 	done
 	for s in $SERVERS; do
 		stop_server "$s"
+	done
+}
+
+# ---- section 1b: inserts ----
+
+# New string keys into an empty server, each run on a fresh one:
+# anchorkv -t 1 and -t 4, memcached -t 1, redis-server (memtier only).
+section_inserts() {
+	local r s
+	for r in $(seq "$ROUNDS"); do
+		for s in ak1 ak4 mc1 redis; do
+			start_server "$s"
+			run_workload "$r" ins16 "$s"
+			stop_server "$s"
+		done
 	done
 }
 
@@ -394,27 +426,40 @@ range_run() {
 }
 
 section_range() {
-	local n=$RANGE_KEYS r l
-	start_server ak1
+	local n=$RANGE_KEYS r l a
+	for a in ak1 ak4; do
+		start_server $a
+		load $a 0 "$n" key: 32
+		load $a 0 "$n" "" 32
+	done
 	start_server redis
-	load ak1 0 "$n" key: 32
-	load ak1 0 "$n" "" 32
 	load redis 0 "$n" key: 0 zs
 	load redis 0 "$n" "" 0 zi
 	for r in $(seq "$ROUNDS"); do
 		for l in 10 100; do
-			range_run "$r" ak1 "string range $l" -m range -l $l -n "$n" -x key: -c 4
-			range_run "$r" ak1 "string keys $l" -m keys -l $l -n "$n" -x key: -c 4
+			for a in ak1 ak4; do
+				range_run "$r" $a "string range $l" -m range -l $l -n "$n" -x key: -c 4
+				range_run "$r" $a "string keys $l" -m keys -l $l -n "$n" -x key: -c 4
+			done
 			range_run "$r" redis "string zrangebylex $l" -m zlex -z zs -l $l -n "$n" -x key: -c 4
-			range_run "$r" ak1 "integer range $l" -m range -l $l -n "$n" -x "" -c 4
-			range_run "$r" ak1 "integer keys $l" -m keys -l $l -n "$n" -x "" -c 4
+			for a in ak1 ak4; do
+				range_run "$r" $a "integer range $l" -m range -l $l -n "$n" -x "" -c 4
+				range_run "$r" $a "integer keys $l" -m keys -l $l -n "$n" -x "" -c 4
+			done
 			range_run "$r" redis "integer zrange-byscore $l" -m zscore -z zi -l $l -n "$n" -x "" -c 4
 		done
-		range_run "$r" ak1 "count all" -m count -e $((2 * n)) -n "$n" -c 1
+		for a in ak1 ak4; do
+			range_run "$r" $a "count all" -m count -e $((2 * n)) -n "$n" -c 1
+			range_run "$r" $a "string count1k" -m count -l 1000 -n "$n" -x key: -c 1
+			range_run "$r" $a "integer count1k" -m count -l 1000 -n "$n" -x "" -c 1
+		done
 		range_run "$r" redis "string zlexcount" -m zlexcount -z zs -e "$n" -n "$n" -c 1
 		range_run "$r" redis "integer zcount" -m zcount -z zi -e "$n" -n "$n" -c 1
+		range_run "$r" redis "string zlexcount1k" -m zlexcount -z zs -l 1000 -n "$n" -x key: -c 1
+		range_run "$r" redis "integer zcount1k" -m zcount -z zi -l 1000 -n "$n" -x "" -c 1
 	done
 	stop_server ak1
+	stop_server ak4
 	stop_server redis
 }
 
@@ -442,7 +487,7 @@ main() {
 		else
 			echo "generator=memcaslap $(memcaslap -V 2>&1 | head -1)"
 		fi
-		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_RANGE_KEYS=$RANGE_KEYS BENCH_SECTIONS='$SECTIONS'${BENCH_SERVERS:+ BENCH_SERVERS='$BENCH_SERVERS'}${BENCH_WORKLOADS:+ BENCH_WORKLOADS='$BENCH_WORKLOADS'}${BASELINE:+ BENCH_BASELINE=<older build>} make bench"
+		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_RANGE_KEYS=$RANGE_KEYS BENCH_INSERT_KEYS=$INS_KEYS BENCH_SECTIONS='$SECTIONS'${BENCH_SERVERS:+ BENCH_SERVERS='$BENCH_SERVERS'}${BENCH_WORKLOADS:+ BENCH_WORKLOADS='$BENCH_WORKLOADS'}${BASELINE:+ BENCH_BASELINE=<older build>} make bench"
 		echo "range_keys=$RANGE_KEYS"
 	} >"$TMP/meta"
 	$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"

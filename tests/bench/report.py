@@ -22,14 +22,14 @@ import re
 import statistics
 import sys
 
-SERVERS = ["ak1", "ak2", "bl1", "bl2", "mc1", "mc2", "redis"]
+SERVERS = ["ak1", "ak2", "ak4", "bl1", "bl2", "mc1", "mc2", "redis"]
 SERVER_NAMES = {
-    "ak1": "anchorkv -t 1", "ak2": "anchorkv -t 2",
+    "ak1": "anchorkv -t 1", "ak2": "anchorkv -t 2", "ak4": "anchorkv -t 4",
     "bl1": "baseline -t 1", "bl2": "baseline -t 2",
     "mc1": "memcached -t 1", "mc2": "memcached -t 2",
     "redis": "redis-server",
 }
-WORKLOADS = ["p1", "p16", "int16", "set16", "big4", "multiget"]
+WORKLOADS = ["p1", "p16", "int16", "set16", "big4", "multiget", "ins16"]
 WORKLOAD_TEXT = {
     "p1": "1:10 set:get, 32 B values, no pipelining",
     "p16": "1:10 set:get, 32 B values, pipeline 16",
@@ -37,6 +37,9 @@ WORKLOAD_TEXT = {
     "set16": "sets only, 32 B values, pipeline 16",
     "big4": "1:10 set:get, 4096 B values, pipeline 4",
     "multiget": "gets of 16 keys per request, 32 B values (an op is a request)",
+    "ins16": "new string keys only: 50 connections set each its own slice "
+             "of BENCH_INSERT_KEYS keys once (--key-pattern=P:P), pipeline 16, "
+             "32 B values, into a fresh server",
 }
 
 
@@ -286,14 +289,16 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
 
     if rng:
         w("## Ranges\n")
-        w("anchorkv -t 1 holding %s `key:<n>` and %s integer keys (32-byte "
+        w("anchorkv -t 1 and -t 4, each holding %s `key:<n>` and %s integer keys (32-byte "
           "values), against redis-server holding two sorted sets: the same "
           "string keys with score 0 (`zs`) and the integer keys as scores "
           "(`zi`). build/akbench: 4 connections (1 for the counts), closed "
           "loop, random start key with at least <count> keys after it, "
           "every reply checked for exactly <count> entries. `range` returns "
           "values too, `keys` and Redis only the keys: `keys` is the fair "
-          "comparison. `count - +` counts all %s keys of anchorkv.\n" % (
+          "comparison. `count - +` counts all %s keys of anchorkv; the "
+          "`1k` counts cover 1000 keys from a random start (<end> is the "
+          "1000th key from <start>).\n" % (
               fmt(int(meta["range_keys"])), fmt(int(meta["range_keys"])),
               fmt(2 * int(meta["range_keys"]))))
         w("| query | server | command | requests/s | p50 µs | p99 µs | server CPU µs/request |")
@@ -306,6 +311,9 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
             "all": "count - +",
             "zlexcount": "ZLEXCOUNT zs - +",
             "zcount": "ZCOUNT zi -inf +inf",
+            "count1k": "count [<start> [<end>",
+            "zlexcount1k": "ZLEXCOUNT zs [<start> [<end>",
+            "zcount1k": "ZCOUNT zi <start> <end>",
         }
         for (label, s), rows in rng.items():
             parts = label.split()
@@ -319,11 +327,81 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                 fmt(med([r["p99_us"] for r in rows]), 1),
                 fmt(med([r["cpu"] for r in rows]), 2)))
         w("")
+        write_issue11(w, rng, medians)
 
     with open(outdir + "/latest.md", "w") as fp:
         fp.write("\n".join(out) + "\n")
     if medians:
         write_plot(medians, outdir, plotdir)
+
+
+def write_issue11(w, rng, medians):
+    """The targets of issue 11, from the range rows and the ins16 load
+    rows: each a ratio of medians in this run."""
+    def m(label, server, what):
+        rows = rng.get((label, server))
+        return med([r[what] for r in rows]) if rows else None
+
+    def ratio(a, b, digits=2):
+        return "%.*fx" % (digits, a / b) if a and b else "n/a"
+
+    lines = []
+    for kind, ref in (("string", "zrangebylex"),
+                      ("integer", "zrange-byscore")):
+        for l in ("10", "100"):
+            q = "%s keys %s" % (kind, l)
+            r = "%s %s %s" % (kind, ref, l)
+            lines.append((
+                "`keys` %s, %s keys: req/s and CPU/req against Redis" % (l, kind),
+                "%s / %s" % (ratio(m(q, "ak1", "rps"), m(r, "redis", "rps")),
+                             ratio(m(r, "redis", "cpu"), m(q, "ak1", "cpu"))),
+                "%s / %s" % (ratio(m(q, "ak4", "rps"), m(r, "redis", "rps")),
+                             ratio(m(r, "redis", "cpu"), m(q, "ak4", "cpu"))),
+                "at least 1x / 1x (aim 1.5x)"))
+        q = "%s range 100" % kind
+        r = "%s %s 100" % (kind, ref)
+        lines.append(("`range` 100 (with values), %s keys: req/s against "
+                      "Redis's keys-only" % kind,
+                      ratio(m(q, "ak1", "rps"), m(r, "redis", "rps")),
+                      ratio(m(q, "ak4", "rps"), m(r, "redis", "rps")),
+                      "at least 0.8x"))
+    for kind in ("string", "integer"):
+        for l in ("10", "100"):
+            q = "%s keys %s" % (kind, l)
+            lines.append(("CPU/req of `keys` %s, %s keys, -t 4 over -t 1"
+                          % (l, kind), "", ratio(m(q, "ak4", "cpu"),
+                                                 m(q, "ak1", "cpu")),
+                          "at most 1.15x"))
+    lines.append(("`count - +` (all keys) req/s against ZLEXCOUNT - +",
+                  ratio(m("count all", "ak1", "rps"),
+                        m("string zlexcount", "redis", "rps"), 4),
+                  ratio(m("count all", "ak4", "rps"),
+                        m("string zlexcount", "redis", "rps"), 4),
+                  "at least 0.5x"))
+    for kind, ref in (("string", "zlexcount1k"), ("integer", "zcount1k")):
+        lines.append(("count of 1000 %s keys: req/s against %s" % (
+                          kind, ref.replace("1k", "").upper()),
+                      ratio(m("%s count1k" % kind, "ak1", "rps"),
+                            m("%s %s" % (kind, ref), "redis", "rps")),
+                      ratio(m("%s count1k" % kind, "ak4", "rps"),
+                            m("%s %s" % (kind, ref), "redis", "rps")),
+                      "at least 0.5x"))
+    a1, a4, mc = (medians.get(("ins16", s)) for s in ("ak1", "ak4", "mc1"))
+    if a1 and mc:
+        lines.append(("new string keys (ins16): CPU/set memcached over "
+                      "anchorkv, and sets/s anchorkv over memcached",
+                      "%s / %s" % (ratio(mc[4], a1[4]), ratio(a1[1], mc[1])),
+                      "%s / %s" % (ratio(mc[4], a4[4]), ratio(a4[1], mc[1]))
+                      if a4 else "n/a",
+                      "at least 1x / 1x"))
+    w("### Against the targets of issue 11\n")
+    w("Ratios of the medians above (higher is better for anchorkv, except "
+      "the -t 4 over -t 1 CPU rows).\n")
+    w("| target | anchorkv -t 1 | anchorkv -t 4 | wanted |")
+    w("| --- | ---: | ---: | --- |")
+    for row in lines:
+        w("| %s | %s | %s | %s |" % row)
+    w("")
 
 
 def write_plot(medians, outdir, plotdir):
