@@ -7,7 +7,9 @@
  * shard in keyspace order, a slice of SLICE_ITEMS entries per lock hold,
  * and merges the shards' sorted results, keeping the first max. A shard
  * walked after the result is full only looks before its last entry
- * (span_narrow()).
+ * (span_narrow()). Integer keys are walked block by block instead, each
+ * block in the shard that owns it, while they are dense enough
+ * (range_int_blocks()).
  */
 #include "shard.h"
 
@@ -423,31 +425,113 @@ static void span_narrow(struct span *sp, const struct item *last,
 	}
 }
 
+/*
+ * Walk every shard for @base and merge, keeping the first @max items in
+ * @out (@tmp: scratch for @max). Return: the number kept.
+ */
+static unsigned int range_merge_shards(struct store *s, struct span *base,
+				       bool reverse, struct item **out,
+				       unsigned int max, struct item **tmp)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < s->cfg.nshards && (base->ints || base->strs); i++) {
+		struct range_acc acc = { i ? tmp : out, 0, max };
+
+		shard_walk(s, &s->shards[i], base, reverse, range_fn, &acc);
+		n = i ? range_merge(out, n, tmp, acc.n, max, reverse) : acc.n;
+		if (n == max)
+			span_narrow(base, out[max - 1], reverse);
+	}
+	return n;
+}
+
+/*
+ * The integer part of @base, block by block (shard_of_int(): 64
+ * consecutive keys live in one shard), each block walked in the one shard
+ * that owns it: where the keys are dense, a short range takes a lock or
+ * two, not one per shard and a merge. Items are appended to @acc in
+ * keyspace order and @base's integer part narrowed past the blocks walked
+ * (not past a block cut short by a full @acc: the range is over then).
+ * Return: false after RANGE_BLOCK_MISSES empty blocks in a row (sparse
+ * keys: the rest of the integer part is left to range_merge_shards()).
+ */
+#define RANGE_BLOCK_MISSES	4
+
+static bool range_int_blocks(struct store *s, struct span *base,
+			     bool reverse, struct range_acc *acc)
+{
+	const uint64_t block = ((uint64_t)1 << RADIX_TREE_MAP_SHIFT) - 1;
+	unsigned int misses = 0;
+
+	while (base->ints && acc->n < acc->max) {
+		uint64_t x = reverse ? base->ihi : base->ilo;
+		uint64_t first = x & ~block, last = x | block;
+		struct span sp = { .ints = true, .strs = false };
+		unsigned int before = acc->n;
+
+		sp.ilo = reverse ? (first > base->ilo ? first : base->ilo) : x;
+		sp.ihi = reverse ? x : (last < base->ihi ? last : base->ihi);
+		shard_walk(s, shard_of_int(s, x), &sp, reverse, range_fn, acc);
+		if (acc->n == acc->max)
+			return true;	/* full: nothing after it is wanted */
+		if (reverse ? first <= base->ilo : last >= base->ihi)
+			base->ints = false;
+		else if (reverse)
+			base->ihi = first - 1;
+		else
+			base->ilo = last + 1;
+		misses = acc->n == before ? misses + 1 : 0;
+		if (misses == RANGE_BLOCK_MISSES)
+			return false;
+	}
+	return true;
+}
+
 int store_range(struct store *s, const struct store_bound *from,
 		const struct store_bound *to, bool reverse, unsigned int max,
 		struct item **out)
 {
 	struct item **tmp = NULL;
 	struct span base;
-	unsigned int i, n = 0;
+	unsigned int n = 0;
 
 	if (max > INT_MAX)
 		max = INT_MAX;
 	if (!max || !span_init(&base, from, to))
 		return 0;
-	if (s->cfg.nshards > 1) {
-		tmp = ak_malloc((size_t)max * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-	}
-	for (i = 0; i < s->cfg.nshards && (base.ints || base.strs); i++) {
-		struct range_acc acc = { i ? tmp : out, 0, max };
+	if (s->cfg.nshards == 1)
+		return (int)range_merge_shards(s, &base, reverse, out, max,
+					       NULL);
+	tmp = ak_malloc((size_t)max * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	/*
+	 * Keyspace order is every integer key, then every string key: going
+	 * up, the integer blocks come first; going down, the strings (merged
+	 * over the shards), then the blocks. Whatever is left (the strings
+	 * going up, sparse integer keys) is merged over the shards after
+	 * the items already kept, which all come before it.
+	 */
+	if (reverse && base.strs && base.ints) {
+		struct span strs = base;
 
-		shard_walk(s, &s->shards[i], &base, reverse, range_fn, &acc);
-		n = i ? range_merge(out, n, tmp, acc.n, max, reverse) : acc.n;
+		strs.ints = false;
+		n = range_merge_shards(s, &strs, true, out, max, tmp);
 		if (n == max)
-			span_narrow(&base, out[max - 1], reverse);
+			goto out;
+		base.strs = false;
 	}
+	if (base.ints) {
+		struct range_acc acc = { out, n, max };
+
+		range_int_blocks(s, &base, reverse, &acc);
+		n = acc.n;
+		if (n == max)
+			goto out;
+	}
+	n += range_merge_shards(s, &base, reverse, out + n, max - n, tmp);
+out:
 	ak_free(tmp);
 	return (int)n;
 }

@@ -564,6 +564,83 @@ static void test_time(void)
 	store_destroy(s);
 }
 
+/* ---- ranges over integer blocks ---- */
+
+/*
+ * range_int_blocks() walks integer keys 64 at a time in the shard owning
+ * each block; after RANGE_BLOCK_MISSES (4) empty blocks in a row it
+ * leaves the rest to the merge over every shard. Keys 0..999 less 128..255
+ * (2 empty blocks: the block walk goes on) and 384..767 (6: it falls
+ * back), sparse keys above, then strings: every range from 40 starts,
+ * both ways, with limits across block edges, is the expected slice of
+ * that keyspace order.
+ */
+static void test_range_int_blocks(unsigned int nshards)
+{
+	enum { DENSE = 1000, SPARSE = 40, STRS = 5, MAXK = DENSE + SPARSE + STRS };
+	static const unsigned int limits[] = { 1, 10, 63, 64, 65, 100, 300,
+					       1100 };
+	static char names[MAXK][24];
+	static struct item *out[1100];
+	struct store *s = new_store(nshards, 0, false, 1);
+	unsigned int nkeys = 0, i, l, bad = 0, ranges = 0;
+
+	if (!s)
+		return;
+	for (i = 0; i < DENSE; i++)
+		if (i < 128 || (i >= 256 && i < 384) || i >= 768)
+			snprintf(names[nkeys++], sizeof(names[0]), "%u", i);
+	for (i = 0; i < SPARSE; i++)	/* about 2^40 apart: sparse */
+		snprintf(names[nkeys++], sizeof(names[0]), "%" PRIu64,
+			 ((uint64_t)(i + 1) << 40) + i);
+	for (i = 0; i < STRS; i++)
+		snprintf(names[nkeys++], sizeof(names[0]), "s%u", i);
+	for (i = 0; i < nkeys; i++)
+		CHECK(put(s, names[i], "v", 0, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+	for (i = 0; i < nkeys; i += 1 + nkeys / 40) {
+		for (l = 0; l < ARRAY_SIZE(limits); l++) {
+			int rev;
+
+			for (rev = 0; rev < 2; rev++) {
+				struct store_bound f = bnd(BOUND_INCL, names[i]);
+				struct store_bound t = bnd(BOUND_MAX, NULL);
+				unsigned int want, j;
+				int got;
+
+				if (rev) {
+					f = bnd(BOUND_MIN, NULL);
+					t = bnd(BOUND_INCL, names[i]);
+				}
+				want = rev ? i + 1 : nkeys - i;
+				if (want > limits[l])
+					want = limits[l];
+				got = store_range(s, &f, &t, rev, limits[l],
+						  out);
+				ranges++;
+				if (got != (int)want)
+					bad++;
+				for (j = 0; got > 0 && j < (unsigned int)got;
+				     j++) {
+					const char *k = names[rev ? i - j :
+							      i + j];
+
+					if (j < want &&
+					    (out[j]->nkey != strlen(k) ||
+					     memcmp(item_key(out[j]), k,
+						    out[j]->nkey)))
+						bad++;
+					item_put(out[j]);
+				}
+			}
+		}
+	}
+	CHECK_MSG(bad == 0, "%u of %u ranges over %u shards wrong", bad,
+		  ranges, nshards);
+	check_store(s, "int blocks");
+	store_destroy(s);
+}
+
 /* ---- ranges by example ---- */
 
 static void test_range_examples(unsigned int nshards)
@@ -1952,6 +2029,8 @@ int main(void)
 	test_examples(16);
 	test_lookup_copy();
 	test_time();
+	test_range_int_blocks(1);
+	test_range_int_blocks(16);
 	test_range_examples(1);
 	test_range_examples(4);
 	test_range_examples(64);
