@@ -113,6 +113,14 @@ void store_flush_all(struct store *s, rel_time_t when)
 	}
 	__atomic_store_n(&s->flush_word, (uint64_t)pend << 32 | done,
 			 __ATOMIC_RELEASE);
+	/* every item linked now is covered by this flush, now or later */
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+
+		shard_lock(sh);
+		sh->doubtful = sh->curr_items;
+		shard_unlock(sh);
+	}
 	pthread_mutex_unlock(&s->flush_lock);
 }
 

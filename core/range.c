@@ -536,6 +536,36 @@ out:
 	return (int)n;
 }
 
+/*
+ * The live items of @base in @sh. While the shard holds no doubtful item
+ * (every linked item is live and will stay so until something unlinks
+ * it), the indexes count for themselves: the radix tree's counts give the
+ * integer part in two descents, and the hash table's the string part when
+ * it is unbounded; the rest is walked.
+ */
+static uint64_t shard_count(struct store *s, struct shard *sh,
+			    const struct span *base)
+{
+	struct span rest = *base;
+	uint64_t n = 0;
+
+	shard_lock(sh);
+	if (!sh->doubtful) {
+		if (rest.ints) {
+			n += radix_tree_count(&sh->ints, rest.ilo, rest.ihi);
+			rest.ints = false;
+		}
+		if (rest.strs && rest.slo.open && rest.shi.open) {
+			n += sh->curr_str_items;
+			rest.strs = false;
+		}
+	}
+	shard_unlock(sh);
+	if (rest.ints || rest.strs)
+		shard_walk(s, sh, &rest, false, count_fn, &n);
+	return n;
+}
+
 uint64_t store_count(struct store *s, const struct store_bound *from,
 		     const struct store_bound *to)
 {
@@ -546,7 +576,7 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
 	if (!span_init(&base, from, to))
 		return 0;
 	for (i = 0; i < s->cfg.nshards; i++)
-		shard_walk(s, &s->shards[i], &base, false, count_fn, &n);
+		n += shard_count(s, &s->shards[i], &base);
 	return n;
 }
 

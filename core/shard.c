@@ -34,8 +34,11 @@ void item_unlink_locked(struct store *s, struct shard *sh,
 		RB_CLEAR_NODE(&it->rbnode);
 		sh->curr_str_items--;
 	}
+	doubtful_unlink_locked(s, sh, it);
 	item_clear_flag(it, ITEM_LINKED);
 	sh->curr_items--;
+	if (!sh->curr_items)
+		sh->doubtful = 0;	/* whatever a flush over-counted */
 	size = item_alloc_size(it);
 	sh->bytes -= size;
 	mem_add(s, -(int64_t)size);

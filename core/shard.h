@@ -99,6 +99,13 @@ struct shard {
 	uint64_t evicted_unfetched;
 	uint64_t expired_unfetched;
 	uint64_t reclaimed;
+	/*
+	 * At least the number of linked items that may leave the live set
+	 * with nobody touching them (item_doubtful(): they expire, or a
+	 * flush covers them). While it is 0 the indexes' own counts are the
+	 * live counts, and store_count() reads them instead of walking.
+	 */
+	uint64_t doubtful;
 	uint64_t grow_retry_at;		/* ht.count before a refused grow retries */
 	unsigned int index;
 } __attribute__((aligned(CACHE_LINE)));
@@ -278,6 +285,44 @@ static inline bool item_flushed(const struct store *s, const struct shard *sh,
 	if (it->time < done)
 		return true;
 	return it->cas <= __atomic_load_n(&sh->flush_cas, __ATOMIC_RELAXED);
+}
+
+/* The latest flush moment, done or pending (0: none yet). */
+static inline rel_time_t flush_moment(const struct store *s)
+{
+	uint64_t w = __atomic_load_n(&s->flush_word, __ATOMIC_ACQUIRE);
+	rel_time_t done = (rel_time_t)w, pend = (rel_time_t)(w >> 32);
+
+	return done > pend ? done : pend;
+}
+
+/*
+ * Whether @it may leave the live set with nobody touching it: it has an
+ * expiry, or it was stored at or before the latest flush moment (so a
+ * flush covers it now or will). The same answer at link and at unlink
+ * unless the expiry or the flush moment changed in between: a touch
+ * moves the count itself (doubtful_update_locked()), and a flush_all
+ * counts every linked item (store_flush_all()). Erring towards true is
+ * safe: it only keeps store_count() on its walk.
+ */
+static inline bool item_doubtful(const struct store *s, const struct item *it)
+{
+	rel_time_t m;
+
+	if (READ_ONCE(it->exptime))
+		return true;
+	m = flush_moment(s);
+	return m && it->time <= m;
+}
+
+/* @it leaves the shard's indexes: take it off the doubtful count. */
+static inline void doubtful_unlink_locked(const struct store *s,
+					  struct shard *sh,
+					  const struct item *it)
+{
+	ak_lock_assert_held(&sh->lock);
+	if (item_doubtful(s, it) && sh->doubtful)
+		sh->doubtful--;
 }
 
 static inline enum store_miss item_state(const struct store *s,

@@ -206,6 +206,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	}
 
 	if (old) {
+		doubtful_unlink_locked(s, sh, old);
 		item_clear_flag(old, ITEM_LINKED);
 		sh->bytes -= old_size;
 		dead_push(dead, old);
@@ -228,6 +229,8 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
 	it->cas = seq << s->shard_bits | sh->index;
 	it->time = now;
+	if (item_doubtful(s, it))
+		sh->doubtful++;
 	item_set_flag(it, ITEM_LINKED | ITEM_NEW);
 	c->cas = it->cas;
 	return STORE_STORED;
@@ -419,8 +422,12 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
 					    &st);
 		if (it) {
-			if (req->flags & STORE_REQ_TOUCH)
+			if (req->flags & STORE_REQ_TOUCH) {
+				doubtful_unlink_locked(s, sh, it);
 				WRITE_ONCE(it->exptime, req->exptime);
+				if (item_doubtful(s, it))
+					sh->doubtful++;
+			}
 			item_set_flag(it, ITEM_ACCESSED | ITEM_FETCHED);
 			res->flags = it->flags;
 			res->nbytes = it->nbytes;

@@ -99,7 +99,7 @@ static bool check_hand_locked(const struct shard *sh,
 static int check_shard_locked(const struct store *s, const struct shard *sh,
 			      char *why, size_t len)
 {
-	uint64_t nint, nstr, bytes = 0, cnt = 0, size;
+	uint64_t nint, nstr, bytes = 0, cnt = 0, size, doubt = 0;
 	const struct item *it, *prev = NULL;
 	struct radix_tree_iter iter;
 	const struct rb_node *node;
@@ -121,6 +121,7 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 		if (err)
 			return err;
 		bytes += item_alloc_size(it);
+		doubt += item_doubtful(s, it);
 		if (prev && key_bytes_cmp(item_key(prev), prev->nkey, item_key(it),
 				    it->nkey) >= 0)
 			CHECK_FAIL("shard %u: rbtree out of order", sh->index);
@@ -142,12 +143,21 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 		if (err)
 			return err;
 		bytes += item_alloc_size(it);
+		doubt += item_doubtful(s, it);
 		prev = it;
 		cnt++;
 	}
 	if (cnt != nint)
 		CHECK_FAIL("shard %u: radix has %llu of %llu", sh->index,
 			   (unsigned long long)cnt, (unsigned long long)nint);
+	/* over-counting is allowed (a flush counts every item), missing one
+	 * is not: store_count() would count a dead item */
+	if (sh->doubtful < doubt || sh->doubtful > sh->curr_items)
+		CHECK_FAIL("shard %u: %llu doubtful counted, %llu doubtful "
+			   "items of %llu", sh->index,
+			   (unsigned long long)sh->doubtful,
+			   (unsigned long long)doubt,
+			   (unsigned long long)sh->curr_items);
 	if (nint + nstr != sh->curr_items || nint != sh->curr_int_items ||
 	    nstr != sh->curr_str_items || bytes != sh->bytes)
 		CHECK_FAIL("shard %u: counts %llu/%llu/%llu bytes %llu, "
