@@ -830,7 +830,13 @@ int settings_finish(struct settings *s, char *err, size_t errlen)
 	unsigned int shift;
 
 	if (s->shards == 0) {
-		unsigned int want = 16 * s->threads, n = 1;
+		/*
+		 * One shard per worker thread: a range and a count visit
+		 * every shard, so each one more costs every range a descent
+		 * (docs/architecture.md, "Scaling"); more shards only lower
+		 * lock contention on many cores.
+		 */
+		unsigned int want = s->threads, n = 1;
 
 		while (n < want && n < SHARDS_MAX)
 			n <<= 1;
@@ -889,7 +895,7 @@ void settings_usage(const char *prog)
 "  -I, --max-item-size=<size>   largest item, 1k..1024m (default: 1m)\n"
 "                               [max_item_size]\n"
 "      --shards=<n>             store shards, a power of two, or auto\n"
-"                               (default: auto = 16 * threads) [shards]\n"
+"                               (default: auto = threads) [shards]\n"
 "      --hash-power=<n>         log2 of the initial hash buckets over all\n"
 "                               shards (default: 16) [hash_power]\n"
 "      --range-max=<n>          cap of <count> in range commands\n"

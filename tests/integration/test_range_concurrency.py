@@ -75,6 +75,16 @@ def scan(c, cmd, count):
 
 
 def test_paging_during_writes(server):
+    paging_during_writes(server)
+
+
+def test_paging_during_writes_64_shards(start_server):
+    """The same over 64 shards (the default is one per thread): every
+    page is then a merge of many shards' walks."""
+    paging_during_writes(start_server(["--shards", "64"]))
+
+
+def paging_during_writes(server):
     c = server.conn(timeout=30)
     c.send(b"flush_all\r\n")
     c.expect(b"OK\r\n")
