@@ -3,13 +3,14 @@
  * range.c - ordered ranges over the shards: bounds, spans, walks, merge,
  * count and delete_range.
  *
- * Each shard keeps its own radix tree and rbtree, so a range walks every
- * shard in keyspace order, a slice of SLICE_ITEMS entries per lock hold,
- * and merges the shards' sorted results, keeping the first max. A shard
- * walked after the result is full only looks before its last entry
- * (span_narrow()). Integer keys are walked block by block instead, each
- * block in the shard that owns it, while they are dense enough
- * (range_int_blocks()).
+ * Each shard keeps its own radix tree and rbtree, so a range merges the
+ * shards' walks in keyspace order (k-way, range_merge_shards()): each
+ * shard is walked a batch at a time, about its share of the range, under
+ * one lock hold per batch, and a next batch is fetched only when the last
+ * is used up. Integer keys are walked block by block instead, each block
+ * in the shard that owns it, while they are dense enough
+ * (range_int_blocks()). count and delete_range walk each shard whole, a
+ * slice of SLICE_ITEMS entries per lock hold.
  */
 #include "shard.h"
 
@@ -367,83 +368,101 @@ static int item_order(const struct item *a, const struct item *b,
 	return reverse ? -c : c;
 }
 
-/*
- * Merge the sorted @tmp[0..@m) into the sorted @out[0..@n), keeping the
- * first @max; the references of the items dropped are put.
- * Return: the new length of @out.
- */
-static unsigned int range_merge(struct item **out, unsigned int n,
-				struct item **tmp, unsigned int m,
-				unsigned int max, bool reverse)
-{
-	unsigned int total;
+/* One shard's side of a k-way merge: what is left of its span, and the
+ * items fetched from it (with references) not yet taken. */
+struct kway_src {
+	struct span sp;
+	struct item **buf;
+	unsigned int pos, n;
+	bool done;			/* the shard's span is exhausted */
+};
 
-	while (n + m > max) {
-		if (!m || (n && item_order(out[n - 1], tmp[m - 1],
-					   reverse) > 0))
-			item_put(out[--n]);
-		else
-			item_put(tmp[--m]);
-	}
-	total = n + m;
-	while (m) {
-		if (n && item_order(out[n - 1], tmp[m - 1], reverse) > 0)
-			out[n + m - 1] = out[n - 1], n--;
-		else
-			out[n + m - 1] = tmp[m - 1], m--;
-	}
-	return total;
-}
-
-/*
- * @out holds the first max items of the shards walked so far: the shards
- * left need only look before its last one.
- */
-static void span_narrow(struct span *sp, const struct item *last,
-			bool reverse)
+/* Fetch up to @want more items of @src from @sh, one lock hold at a time,
+ * until some come or the span is over. */
+static void kway_fill(struct store *s, struct shard *sh, struct kway_src *src,
+		      bool reverse, unsigned int want)
 {
-	if (!reverse) {
-		if (item_is_int(last)) {
-			sp->strs = false;
-			if (last->ikey == 0 || last->ikey - 1 < sp->ilo)
-				sp->ints = false;
-			else
-				sp->ihi = last->ikey - 1;
-		} else {
-			span_exclude_str(sp, last, false);
-		}
-	} else {
-		if (item_is_int(last)) {
-			if (last->ikey == UINT64_MAX || last->ikey + 1 > sp->ihi)
-				sp->ints = false;
-			else
-				sp->ilo = last->ikey + 1;
-		} else {
-			sp->ints = false;
-			span_exclude_str(sp, last, true);
-		}
+	src->pos = src->n = 0;
+	while (!src->n && !src->done) {
+		/* max above the budget: the walk ends by budget or span,
+		 * never because range_fn said stop */
+		struct range_acc acc = { src->buf, 0, want + 1 };
+		DEAD_LIST(dead);
+
+		shard_lock(sh);
+		src->done = walk_slice_locked(s, sh, &src->sp, reverse, want,
+					      range_fn, &acc, &dead);
+		shard_unlock(sh);
+		items_release(&dead);
+		src->n = acc.n;
 	}
 }
 
 /*
- * Walk every shard for @base and merge, keeping the first @max items in
- * @out (@tmp: scratch for @max). Return: the number kept.
+ * The first @max items of @base over every shard, into @out: a k-way merge
+ * that fetches a shard's items a batch at a time (about its share of @max)
+ * and a next batch only when the last is used up, so a range walks about
+ * @max items in all, not up to @max in every shard. Return: the number
+ * kept, or -ENOMEM.
  */
-static unsigned int range_merge_shards(struct store *s, struct span *base,
-				       bool reverse, struct item **out,
-				       unsigned int max, struct item **tmp)
+static int range_merge_shards(struct store *s, struct span *base,
+			      bool reverse, struct item **out,
+			      unsigned int max)
 {
-	unsigned int i, n = 0;
+	unsigned int ns = s->cfg.nshards, batch, i, n = 0;
+	struct kway_src *src;
+	struct item **bufs;
 
-	for (i = 0; i < s->cfg.nshards && (base->ints || base->strs); i++) {
-		struct range_acc acc = { i ? tmp : out, 0, max };
+	if (!base->ints && !base->strs)
+		return 0;
+	if (ns == 1) {
+		struct range_acc acc = { out, 0, max };
 
-		shard_walk(s, &s->shards[i], base, reverse, range_fn, &acc);
-		n = i ? range_merge(out, n, tmp, acc.n, max, reverse) : acc.n;
-		if (n == max)
-			span_narrow(base, out[max - 1], reverse);
+		shard_walk(s, &s->shards[0], base, reverse, range_fn, &acc);
+		return (int)acc.n;
 	}
-	return n;
+	batch = max / ns + 8;
+	if (batch > max)
+		batch = max;
+	if (batch > SLICE_ITEMS)
+		batch = SLICE_ITEMS;
+	src = ak_malloc(ns * sizeof(*src));
+	bufs = ak_malloc((size_t)ns * batch * sizeof(*bufs));
+	if (!src || !bufs) {
+		ak_free(src);
+		ak_free(bufs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < ns; i++) {
+		src[i].sp = *base;
+		src[i].buf = bufs + (size_t)i * batch;
+		src[i].pos = src[i].n = 0;
+		src[i].done = false;
+	}
+	while (n < max) {
+		struct kway_src *best = NULL;
+
+		for (i = 0; i < ns; i++) {
+			struct kway_src *c = &src[i];
+
+			if (c->pos == c->n && !c->done)
+				kway_fill(s, &s->shards[i], c, reverse, batch);
+			if (c->pos < c->n &&
+			    (!best || item_order(c->buf[c->pos],
+						 best->buf[best->pos],
+						 reverse) < 0))
+				best = c;
+		}
+		if (!best)
+			break;
+		out[n++] = best->buf[best->pos++];
+	}
+	for (i = 0; i < ns; i++)
+		while (src[i].pos < src[i].n)
+			item_put(src[i].buf[src[i].pos++]);
+	ak_free(bufs);
+	ak_free(src);
+	return (int)n;
 }
 
 /*
@@ -492,20 +511,16 @@ int store_range(struct store *s, const struct store_bound *from,
 		const struct store_bound *to, bool reverse, unsigned int max,
 		struct item **out)
 {
-	struct item **tmp = NULL;
 	struct span base;
 	unsigned int n = 0;
+	int got;
 
 	if (max > INT_MAX)
 		max = INT_MAX;
 	if (!max || !span_init(&base, from, to))
 		return 0;
 	if (s->cfg.nshards == 1)
-		return (int)range_merge_shards(s, &base, reverse, out, max,
-					       NULL);
-	tmp = ak_malloc((size_t)max * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
+		return range_merge_shards(s, &base, reverse, out, max);
 	/*
 	 * Keyspace order is every integer key, then every string key: going
 	 * up, the integer blocks come first; going down, the strings (merged
@@ -517,9 +532,12 @@ int store_range(struct store *s, const struct store_bound *from,
 		struct span strs = base;
 
 		strs.ints = false;
-		n = range_merge_shards(s, &strs, true, out, max, tmp);
+		got = range_merge_shards(s, &strs, true, out, max);
+		if (got < 0)
+			return got;
+		n = (unsigned int)got;
 		if (n == max)
-			goto out;
+			return (int)n;
 		base.strs = false;
 	}
 	if (base.ints) {
@@ -528,12 +546,15 @@ int store_range(struct store *s, const struct store_bound *from,
 		range_int_blocks(s, &base, reverse, &acc);
 		n = acc.n;
 		if (n == max)
-			goto out;
+			return (int)n;
 	}
-	n += range_merge_shards(s, &base, reverse, out + n, max - n, tmp);
-out:
-	ak_free(tmp);
-	return (int)n;
+	got = range_merge_shards(s, &base, reverse, out + n, max - n);
+	if (got < 0) {
+		while (n)
+			item_put(out[--n]);
+		return got;
+	}
+	return (int)(n + (unsigned int)got);
 }
 
 /*
