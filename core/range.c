@@ -374,6 +374,7 @@ struct kway_src {
 	struct span sp;
 	struct item **buf;
 	unsigned int pos, n;
+	unsigned int batch;		/* items the next fetch asks for */
 	bool done;			/* the shard's span is exhausted */
 };
 
@@ -400,16 +401,18 @@ static void kway_fill(struct store *s, struct shard *sh, struct kway_src *src,
 
 /*
  * The first @max items of @base over every shard, into @out: a k-way merge
- * that fetches a shard's items a batch at a time (about its share of @max)
- * and a next batch only when the last is used up, so a range walks about
- * @max items in all, not up to @max in every shard. Return: the number
- * kept, or -ENOMEM.
+ * that fetches a shard's items a batch at a time and a next batch only
+ * when the last is used up, so a range walks about @max items in all, not
+ * up to @max in every shard. A first batch is a shard's share of @max and
+ * two more; each next one is twice the last (up to what the buffer
+ * holds): a shard that holds more of the range than its share costs a few
+ * more descents, not a walk of @max. Return: the number kept, or -ENOMEM.
  */
 static int range_merge_shards(struct store *s, struct span *base,
 			      bool reverse, struct item **out,
 			      unsigned int max)
 {
-	unsigned int ns = s->cfg.nshards, batch, i, n = 0;
+	unsigned int ns = s->cfg.nshards, batch, cap, i, n = 0;
 	struct kway_src *src;
 	struct item **bufs;
 
@@ -421,13 +424,12 @@ static int range_merge_shards(struct store *s, struct span *base,
 		shard_walk(s, &s->shards[0], base, reverse, range_fn, &acc);
 		return (int)acc.n;
 	}
-	batch = max / ns + 8;
-	if (batch > max)
-		batch = max;
-	if (batch > SLICE_ITEMS)
-		batch = SLICE_ITEMS;
+	cap = max < SLICE_ITEMS ? max : SLICE_ITEMS;
+	batch = max / ns + 2;
+	if (batch > cap)
+		batch = cap;
 	src = ak_malloc(ns * sizeof(*src));
-	bufs = ak_malloc((size_t)ns * batch * sizeof(*bufs));
+	bufs = ak_malloc((size_t)ns * cap * sizeof(*bufs));
 	if (!src || !bufs) {
 		ak_free(src);
 		ak_free(bufs);
@@ -435,8 +437,9 @@ static int range_merge_shards(struct store *s, struct span *base,
 	}
 	for (i = 0; i < ns; i++) {
 		src[i].sp = *base;
-		src[i].buf = bufs + (size_t)i * batch;
+		src[i].buf = bufs + (size_t)i * cap;
 		src[i].pos = src[i].n = 0;
+		src[i].batch = batch;
 		src[i].done = false;
 	}
 	while (n < max) {
@@ -445,8 +448,12 @@ static int range_merge_shards(struct store *s, struct span *base,
 		for (i = 0; i < ns; i++) {
 			struct kway_src *c = &src[i];
 
-			if (c->pos == c->n && !c->done)
-				kway_fill(s, &s->shards[i], c, reverse, batch);
+			if (c->pos == c->n && !c->done) {
+				kway_fill(s, &s->shards[i], c, reverse,
+					  c->batch);
+				c->batch = c->batch * 2 < cap ? c->batch * 2 :
+								cap;
+			}
 			if (c->pos < c->n &&
 			    (!best || item_order(c->buf[c->pos],
 						 best->buf[best->pos],

@@ -61,6 +61,11 @@ enum bench_row {
 	ROW_GET_INT,
 	ROW_SET_STR,
 	ROW_GET_STR,
+	ROW_RANGE10_INT,
+	ROW_RANGE100_INT,
+	ROW_COUNT1K_INT,
+	ROW_RANGE10_STR,
+	ROW_RANGE100_STR,
 	NROWS
 };
 
@@ -76,6 +81,11 @@ static const char *const row_name[NROWS] = {
 	"store get, integer keys",
 	"store set new key, string keys",
 	"store get, string keys",
+	"store range of 10, integer keys",
+	"store range of 100, integer keys",
+	"store count of 1000, integer keys",
+	"store range of 10, string keys",
+	"store range of 100, string keys",
 };
 
 struct bench {
@@ -422,6 +432,60 @@ static void store_set(struct store *s, const char *key, size_t nkey,
 }
 
 /* (c) and (d): the store */
+#define RANGE_SAMPLE	20000	/* range requests per run */
+
+/*
+ * Ranges of 10 and 100 from random start keys (both key classes) and, for
+ * integer keys, counts of 1000 (in the NSHARDS shards of the store, so a
+ * string range merges that many walks): ns per request.
+ */
+static void bench_store_ranges(struct bench *b, struct store *s, bool strkeys,
+			       unsigned int run)
+{
+	static struct item *out[100];
+	static const unsigned int lens[2] = { 10, 100 };
+	size_t off = sample_off(b, run + 2), i, nk;
+	char key[KEY_TEXT + 1], last[KEY_TEXT + 1];
+	unsigned int l, j;
+	uint64_t sum = 0;
+	double t;
+	int got;
+
+	for (l = 0; l < 2; l++) {
+		t = now_ns();
+		for (i = off; i < off + RANGE_SAMPLE; i++) {
+			struct store_bound f = { BOUND_INCL, key, 0 };
+			struct store_bound to = { BOUND_MAX, NULL, 0 };
+
+			nk = store_key(b, b->perm[i % b->n], strkeys, key);
+			f.nkey = nk;
+			got = store_range(s, &f, &to, false, lens[l], out);
+			for (j = 0; got > 0 && j < (unsigned int)got; j++) {
+				sum += out[j]->nbytes;
+				item_put(out[j]);
+			}
+		}
+		b->ns[strkeys ? (l ? ROW_RANGE100_STR : ROW_RANGE10_STR) :
+			       (l ? ROW_RANGE100_INT : ROW_RANGE10_INT)][run] =
+			(now_ns() - t) / RANGE_SAMPLE;
+	}
+	if (!strkeys) {
+		t = now_ns();
+		for (i = off; i < off + RANGE_SAMPLE; i++) {
+			size_t k = b->perm[i % b->n];
+			struct store_bound f = { BOUND_INCL, key, 0 };
+			struct store_bound to = { BOUND_INCL, last, 0 };
+
+			f.nkey = store_key(b, k, false, key);
+			to.nkey = (size_t)snprintf(last, sizeof(last), "%zu",
+						   k + 999);
+			sum += store_count(s, &f, &to);
+		}
+		b->ns[ROW_COUNT1K_INT][run] = (now_ns() - t) / RANGE_SAMPLE;
+	}
+	sink += sum;
+}
+
 static void bench_store(struct bench *b, bool strkeys)
 {
 	struct store_config cfg = {
@@ -484,6 +548,8 @@ static void bench_store(struct bench *b, bool strkeys)
 		b->ns[strkeys ? ROW_GET_STR : ROW_GET_INT][run] =
 			(now_ns() - t) / (double)p;
 	}
+	for (run = 0; run < RUNS; run++)
+		bench_store_ranges(b, s, strkeys, run);
 	sink += sum;
 	store_destroy(s);
 	radix_tree_preload_drain();
@@ -544,7 +610,8 @@ int main(void)
 	       "median of %d runs\n\n", ak_alloc_name(), RUNS);
 	printf("%-42s %10s %10s\n", "", "1M", "10M");
 	for (row = 0; row < NROWS; row++) {
-		if (row == ROW_RB_INSERT || row == ROW_SET_INT)
+		if (row == ROW_RB_INSERT || row == ROW_SET_INT ||
+		    row == ROW_RANGE10_INT)
 			printf("\n");
 		printf("%-42s %10.1f %10.1f\n", row_name[row],
 		       median(b[0].ns[row]), median(b[1].ns[row]));
