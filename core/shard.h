@@ -301,9 +301,10 @@ static inline rel_time_t flush_moment(const struct store *s)
  * expiry, or it was stored at or before the latest flush moment (so a
  * flush covers it now or will). The same answer at link and at unlink
  * unless the expiry or the flush moment changed in between: a touch
- * moves the count itself (doubtful_update_locked()), and a flush_all
- * counts every linked item (store_flush_all()). Erring towards true is
- * safe: it only keeps store_count() on its walk.
+ * takes the item off the count and puts it back around the change of
+ * its expiry, and a flush_all counts every linked item
+ * (store_flush_all()). Erring towards true is safe: it only keeps
+ * store_count() on its walk.
  */
 static inline bool item_doubtful(const struct store *s, const struct item *it)
 {
@@ -313,6 +314,16 @@ static inline bool item_doubtful(const struct store *s, const struct item *it)
 		return true;
 	m = flush_moment(s);
 	return m && it->time <= m;
+}
+
+/* @it joins the shard's indexes (its time and expiry set): count it. */
+static inline void doubtful_link_locked(const struct store *s,
+					struct shard *sh,
+					const struct item *it)
+{
+	ak_lock_assert_held(&sh->lock);
+	if (item_doubtful(s, it))
+		sh->doubtful++;
 }
 
 /* @it leaves the shard's indexes: take it off the doubtful count. */

@@ -229,8 +229,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
 	it->cas = seq << s->shard_bits | sh->index;
 	it->time = now;
-	if (item_doubtful(s, it))
-		sh->doubtful++;
+	doubtful_link_locked(s, sh, it);
 	item_set_flag(it, ITEM_LINKED | ITEM_NEW);
 	c->cas = it->cas;
 	return STORE_STORED;
@@ -425,8 +424,7 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 			if (req->flags & STORE_REQ_TOUCH) {
 				doubtful_unlink_locked(s, sh, it);
 				WRITE_ONCE(it->exptime, req->exptime);
-				if (item_doubtful(s, it))
-					sh->doubtful++;
+				doubtful_link_locked(s, sh, it);
 			}
 			item_set_flag(it, ITEM_ACCESSED | ITEM_FETCHED);
 			res->flags = it->flags;
