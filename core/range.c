@@ -479,12 +479,12 @@ static int range_merge_shards(struct store *s, struct span *base,
  * two, not one per shard and a merge. Items are appended to @acc in
  * keyspace order and @base's integer part narrowed past the blocks walked
  * (not past a block cut short by a full @acc: the range is over then).
- * Return: false after RANGE_BLOCK_MISSES empty blocks in a row (sparse
- * keys: the rest of the integer part is left to range_merge_shards()).
+ * It stops after RANGE_BLOCK_MISSES empty blocks in a row (sparse keys):
+ * what is left of the integer part is then range_merge_shards()'s.
  */
 #define RANGE_BLOCK_MISSES	4
 
-static bool range_int_blocks(struct store *s, struct span *base,
+static void range_int_blocks(struct store *s, struct span *base,
 			     bool reverse, struct range_acc *acc)
 {
 	const uint64_t block = ((uint64_t)1 << RADIX_TREE_MAP_SHIFT) - 1;
@@ -500,7 +500,7 @@ static bool range_int_blocks(struct store *s, struct span *base,
 		sp.ihi = reverse ? x : (last < base->ihi ? last : base->ihi);
 		shard_walk(s, shard_of_int(s, x), &sp, reverse, range_fn, acc);
 		if (acc->n == acc->max)
-			return true;	/* full: nothing after it is wanted */
+			return;		/* full: nothing after it is wanted */
 		if (reverse ? first <= base->ilo : last >= base->ihi)
 			base->ints = false;
 		else if (reverse)
@@ -509,9 +509,8 @@ static bool range_int_blocks(struct store *s, struct span *base,
 			base->ilo = last + 1;
 		misses = acc->n == before ? misses + 1 : 0;
 		if (misses == RANGE_BLOCK_MISSES)
-			return false;
+			return;
 	}
-	return true;
 }
 
 int store_range(struct store *s, const struct store_bound *from,
