@@ -91,13 +91,14 @@ struct proto_settings {
 	int verbose;			/* -v count; "verbosity" changes it */
 };
 
-/*
- * Callbacks into the server, for the few commands whose answer is the
- * server's (stats sections it owns, shutdown). A narrow set of hooks, not a
- * framework: each one does one named job.
- */
 struct proto_conn;
 
+/*
+ * Callbacks into the server, for the few commands whose answer is the
+ * server's (stats sections it owns, shutdown, a password to check) and
+ * for -vv's log of the commands run. A narrow set of hooks, not a
+ * framework: each one does one named job.
+ */
 struct proto_hooks {
 	/*
 	 * stats: append the reply to "stats [args]" (args is what followed

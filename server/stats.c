@@ -21,8 +21,8 @@
  *	             and total_malloced (item bytes + index bytes)
  *
  * "stats anchorkv" prints anchorkv's own section alone, "stats shards"
- * each shard's items (integer and string keys), bytes and hash buckets. "stats sizes"
- * answers as memcached does when size tracking is off.
+ * each shard's items (integer and string keys), bytes and hash buckets.
+ * "stats sizes" answers as memcached does when size tracking is off.
  */
 #include "stats.h"
 
