@@ -125,7 +125,8 @@ UNIT_DEPS_test_radix_tree := core/radix_tree.c core/alloc.c
 UNIT_DEPS_test_htable     := core/htable.c core/hash.c core/alloc.c
 UNIT_DEPS_test_store      := $(CORE_SRCS)
 UNIT_DEPS_test_reply      := protocol/reply.c core/item.c core/hash.c core/alloc.c
-UNIT_DEPS_test_conf       := server/conf.c server/settings.c core/alloc.c
+UNIT_DEPS_test_conf       := server/conf.c server/settings.c server/cmdline.c \
+                             core/alloc.c
 UNIT_DEPS_test_auth       := server/auth.c core/alloc.c
 
 .SECONDARY:
