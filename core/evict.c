@@ -2,11 +2,11 @@
 /*
  * evict.c - CLOCK eviction, the memory charge and hash table growth.
  *
- * CLOCK: the eviction hand walks the shard's keyspace order (the radix
- * tree, then the rbtree, then around again); a hit sets ITEM_ACCESSED and
- * a store ITEM_NEW, and the hand clears one of them per pass before it
- * evicts, so an item read since the last pass survives two, a fresh one
- * one, and nothing moves on a hit. The hands move with shard.c's
+ * CLOCK: the eviction hand walks the shard's items (the radix tree, then
+ * the hash table slot by slot, then around again); a hit sets
+ * ITEM_ACCESSED and a store ITEM_NEW, and the hand clears one of them per
+ * pass before it evicts, so an item read since the last pass survives
+ * two, a fresh one one, and nothing moves on a hit. The hands move with shard.c's
  * hand_item_locked() and hand_step_locked(), as the expiry hand does.
  *
  * A shard that must make room evicts its own items unless it holds less

@@ -208,6 +208,50 @@ static inline bool htable_rehashing(const struct htable *ht)
 }
 
 /**
+ * htable_slots() - how many slots a walk by htable_slot() visits
+ * @ht: the table
+ *
+ * Slots number the places of the entries so that a walk from slot 0 up
+ * sees every entry once, during a rehash too: while rehashing they follow
+ * the larger array (2^(bits + 1) slots), else the array (2^bits). A
+ * rehash that starts or ends keeps each slot number's place.
+ *
+ * Context: the caller holds the table's lock.
+ * Return: the number of slots.
+ */
+static inline uint64_t htable_slots(const struct htable *ht)
+{
+	return htable_size(ht->bits + (ht->next != NULL));
+}
+
+/**
+ * htable_slot() - the bucket of slot @j
+ * @ht: the table
+ * @j:  a slot number below htable_slots()
+ *
+ * While rehashing, slot j below 2^bits is old bucket j until that bucket
+ * moves, then new bucket j; slot j + 2^bits is new bucket j + 2^bits once
+ * old bucket j has moved, and empty before (its entries are still in old
+ * bucket j, which slot j shows).
+ *
+ * Context: the caller holds the table's lock.
+ * Return: the bucket, or NULL for an empty slot.
+ */
+static inline const struct slist_head *htable_slot(const struct htable *ht,
+						   uint64_t j)
+{
+	uint64_t old = htable_size(ht->bits);
+
+	if (!ht->next)
+		return j < old ? &ht->buckets[j] : NULL;
+	if (j < old)
+		return j < ht->rehash_pos ? &ht->next[j] : &ht->buckets[j];
+	if (j < 2 * old && j - old < ht->rehash_pos)
+		return &ht->next[j];
+	return NULL;
+}
+
+/**
  * htable_rehash_bucket() - the next old bucket whose entries must move
  * @ht: the table
  *

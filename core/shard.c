@@ -2,8 +2,9 @@
 /*
  * shard.c - one shard's indexes, below everything else of the store: an
  * item taken off them (unlinked, or reclaimed when dead), the hands that
- * walk them in keyspace order (CLOCK eviction and active expiry both
- * use them), and the steps of a growing hash table. store.c, evict.c,
+ * walk them (the radix tree in key order, then the hash table slot by
+ * slot; CLOCK eviction and active expiry both use them), and the steps
+ * of a growing hash table. store.c, evict.c,
  * expire.c and range.c call these; these call none of them.
  */
 #include "shard.h"
@@ -27,9 +28,9 @@ void item_unlink_locked(struct store *s, struct shard *sh,
 		index_radix_sync_locked(s, sh, nodes);
 		sh->curr_int_items--;
 	} else {
+		hands_forget_locked(sh, it, NULL);
 		htable_del(&sh->ht, &it->hnode,
 			   item_key_hash(item_key(it), it->nkey));
-		hands_forget_locked(sh, it, NULL);
 		rb_erase(&it->rbnode, &sh->tree);
 		RB_CLEAR_NODE(&it->rbnode);
 		sh->curr_str_items--;
@@ -56,6 +57,22 @@ void item_reclaim_locked(struct store *s, struct shard *sh,
 	item_unlink_locked(s, sh, it, dead);
 }
 
+/* The first string item at or after slot h->slot (NULL: none). */
+static struct item *hand_slot_scan_locked(const struct shard *sh,
+					  struct clock_hand *h)
+{
+	uint64_t n = htable_slots(&sh->ht);
+
+	ak_lock_assert_held(&sh->lock);
+	for (; h->slot < n; h->slot++) {
+		const struct slist_head *b = htable_slot(&sh->ht, h->slot);
+
+		if (b && !slist_empty(b))
+			return slist_entry(b->first, struct item, hnode);
+	}
+	return NULL;
+}
+
 /* The item at @h, moving it over gaps and around; NULL: the shard is empty. */
 struct item *hand_item_locked(const struct shard *sh,
 			      struct clock_hand *h)
@@ -71,8 +88,11 @@ struct item *hand_item_locked(const struct shard *sh,
 						   h->ikey, 1))
 				return got;
 			h->in_strs = true;
-			h->item = str_first_locked(sh);
+			h->slot = 0;
+			h->item = NULL;
 		}
+		if (!h->item && sh->ht.count)
+			h->item = hand_slot_scan_locked(sh, h);
 		if (h->item)
 			return h->item;
 		h->in_strs = false;
@@ -87,10 +107,13 @@ void hand_step_locked(const struct shard *sh, struct clock_hand *h,
 {
 	ak_lock_assert_held(&sh->lock);
 	if (!item_is_int(it)) {
-		h->item = str_next_locked(it);
+		h->item = str_chain_next(it);
+		if (!h->item)
+			h->slot++;
 	} else if (it->ikey == UINT64_MAX) {
 		h->in_strs = true;
-		h->item = str_first_locked(sh);
+		h->slot = 0;
+		h->item = NULL;
 	} else {
 		h->ikey = it->ikey + 1;
 	}

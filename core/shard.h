@@ -35,7 +35,7 @@
  *    indexes; bytes the sum of the linked items' item_alloc_size(),
  *    index_bytes htable_memory() + radix nodes * node size;
  *  - a clock hand on the string part points at a linked string item of
- *    the shard or is NULL (past the last one).
+ *    the shard's hash table or is NULL (the start of its slot).
  *
  * Synchronization: a function named _locked expects the shard lock of the
  * shard it is given held and opens with ak_lock_assert_held() on it (a
@@ -63,12 +63,15 @@
 #define EPOCH_UNSET		INT64_MIN
 
 /*
- * A position in a shard's keyspace order: the next integer index to visit,
- * or the next string item (NULL: past the last one, next is a new lap).
+ * A position in a shard's items: the next integer index to visit (the
+ * radix tree, in key order), or in the string part (the hash table, slot
+ * by slot: htable_slot()) the next string item, or when item is NULL the
+ * start of slot; past the last slot the next lap begins.
  */
 struct clock_hand {
 	bool in_strs;
 	uint64_t ikey;
+	uint64_t slot;
 	struct item *item;
 };
 
@@ -349,33 +352,33 @@ static inline enum store_miss item_state(const struct store *s,
 	return STORE_HIT;
 }
 
-static inline struct item *str_next_locked(const struct item *it)
+/* The item after @it in its hash chain (NULL: the chain ends). */
+static inline struct item *str_chain_next(const struct item *it)
 {
-	struct rb_node *n = rb_next(&it->rbnode);
-
-	return n ? rb_entry(n, struct item, rbnode) : NULL;
-}
-
-static inline struct item *str_first_locked(const struct shard *sh)
-{
-	struct rb_node *n = rb_first(&sh->tree);
-
-	ak_lock_assert_held(&sh->lock);
-	return n ? rb_entry(n, struct item, rbnode) : NULL;
+	return slist_entry_safe(it->hnode.next, struct item, hnode);
 }
 
 /*
- * A string item leaves the rbtree (@repl NULL) or is replaced there by
- * @repl: no hand may keep pointing at it.
+ * A string item leaves the hash table (@repl NULL; called before it is
+ * taken off its chain) or is replaced there by @repl: no hand may keep
+ * pointing at it.
  */
+static inline void hand_forget(struct clock_hand *h, struct item *it,
+			       struct item *repl)
+{
+	if (!h->in_strs || h->item != it)
+		return;
+	h->item = repl ? repl : str_chain_next(it);
+	if (!h->item)
+		h->slot++;
+}
+
 static inline void hands_forget_locked(struct shard *sh, struct item *it,
 				       struct item *repl)
 {
 	ak_lock_assert_held(&sh->lock);
-	if (sh->hand.in_strs && sh->hand.item == it)
-		sh->hand.item = repl ? repl : str_next_locked(it);
-	if (sh->expire_hand.in_strs && sh->expire_hand.item == it)
-		sh->expire_hand.item = repl ? repl : str_next_locked(it);
+	hand_forget(&sh->hand, it, repl);
+	hand_forget(&sh->expire_hand, it, repl);
 }
 
 /* Count the radix nodes an insert or delete added or freed since @nodes_before. */

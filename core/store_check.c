@@ -85,15 +85,15 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 static bool check_hand_locked(const struct shard *sh,
 			      const struct clock_hand *h)
 {
-	const struct rb_node *node;
+	const struct item *it = h->item;
 
 	ak_lock_assert_held(&sh->lock);
-	if (!h->in_strs || !h->item)
+	if (!h->in_strs || !it)
 		return true;
-	for (node = rb_first(&sh->tree); node; node = rb_next(node))
-		if (rb_entry(node, struct item, rbnode) == h->item)
-			return true;
-	return false;
+	return !item_is_int(it) && (it->iflags & ITEM_LINKED) &&
+	       bucket_holds(htable_bucket(&sh->ht,
+					  item_key_hash(item_key(it), it->nkey)),
+			    it);
 }
 
 static int check_shard_locked(const struct store *s, const struct shard *sh,
@@ -108,7 +108,7 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	ak_lock_assert_held(&sh->lock);
 	if (!check_hand_locked(sh, &sh->hand) ||
 	    !check_hand_locked(sh, &sh->expire_hand))
-		CHECK_FAIL("shard %u: a clock hand is off the tree", sh->index);
+		CHECK_FAIL("shard %u: a clock hand is off the table", sh->index);
 	nint = sh->ints.count;
 	nstr = sh->ht.count;
 

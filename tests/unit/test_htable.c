@@ -413,6 +413,32 @@ static void test_htable_buckets_alloc(void)
 	ak_alloc_fail_after(-1);
 }
 
+/* A walk of every slot (htable_slots(), htable_slot()) sees each of @e once. */
+static bool slot_walk_sees_each_once(const struct htable *ht,
+				     struct elem **e, unsigned int n)
+{
+	unsigned int seen[64] = { 0 }, i, total = 0;
+	uint64_t j;
+
+	for (j = 0; j < htable_slots(ht); j++) {
+		const struct slist_head *b = htable_slot(ht, j);
+		struct elem *x;
+
+		if (!b)
+			continue;
+		slist_for_each_entry(x, b, hnode) {
+			for (i = 0; i < n; i++)
+				if (e[i] == x)
+					seen[i]++;
+			total++;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (seen[i] != 1)
+			return false;
+	return total == n && htable_slot(ht, htable_slots(ht)) == NULL;
+}
+
 /*
  * Eight buckets, 40 entries; grow by hand and stop halfway: the first four
  * old buckets have moved into the 16 new ones, the last four have not.
@@ -453,6 +479,8 @@ static void test_htable_halfway_rehash(void)
 	for (i = 0; i < N; i++)
 		CHECK(!slist_unhashed(&e[i]->hnode) &&
 		      bucket_array(&ht, htable_bucket(&ht, e[i]->hash)) == 0);
+	CHECK(htable_slots(&ht) == 8);
+	CHECK(slot_walk_sees_each_once(&ht, e, N));
 
 	CHECK(htable_grow_start(&ht, b16) == 0);
 	CHECK(htable_rehashing(&ht));
@@ -486,6 +514,9 @@ static void test_htable_halfway_rehash(void)
 	CHECK(in_old > 0 && in_new > 0);
 	CHECK(in_old + in_new == N);
 	CHECK(nmoved == in_new);
+	/* a walk by slot halfway through: 16 slots, each entry once */
+	CHECK(htable_slots(&ht) == 16);
+	CHECK(slot_walk_sees_each_once(&ht, e, N));
 
 	/* an entry added or deleted mid-rehash lands where lookups look */
 	for (i = 0; i < N; i += 3) {
@@ -509,6 +540,8 @@ static void test_htable_halfway_rehash(void)
 	}
 	CHECK(returned == 1);
 	CHECK(ht.buckets == b16 && ht.next == NULL && ht.bits == 4);
+	CHECK(htable_slots(&ht) == 16);
+	CHECK(slot_walk_sees_each_once(&ht, e, N));
 	CHECK(htable_rehash_bucket(&ht) == NULL);
 	CHECK(htable_rehash_advance(&ht) == NULL);
 	CHECK(htable_memory(&ht) == ak_usable_size(b16));
