@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * range.c - ordered ranges over the shards: bounds, spans, walks, merge,
+ * range.c - ordered ranges over the store: bounds, spans, walks, merge,
  * count and delete_range.
  *
- * Each shard keeps its own radix tree and rbtree, so a range merges the
- * shards' walks in keyspace order (k-way, range_merge_shards()): each
- * shard is walked a batch at a time, about its share of the range, under
- * one lock hold per batch, and a next batch is fetched only when the last
- * is used up. Integer keys are walked block by block instead, each block
- * in the shard that owns it, while they are dense enough
- * (range_int_blocks()). count and delete_range walk each shard whole, a
- * slice of SLICE_ITEMS entries per lock hold.
+ * String keys are ordered in the partitions (struct part): a range over
+ * them descends the tree of the partition its start falls in and walks on
+ * into the next partition at a boundary (strs_walk()), SLICE_ITEMS entries
+ * per partition lock hold. Integer keys live in the shards' radix trees:
+ * they are walked block by block, each block in the shard that owns it,
+ * while they are dense enough (range_int_blocks()), and what is left is a
+ * k-way merge of the shards' walks (range_merge_shards()): each shard is
+ * walked a batch at a time, about its share of the range, under one lock
+ * hold per batch, and a next batch is fetched only when the last is used
+ * up. count and delete_range walk each shard's integer part whole and the
+ * partitions' string part, a slice per lock hold.
  */
 #include "shard.h"
 
@@ -18,6 +21,7 @@
 #include <limits.h>
 
 #define SLICE_ITEMS		256	/* entries a range walk visits per lock hold */
+#define DEAD_SEEN		32	/* dead string items a walk holds per slice */
 
 /* A limit on the string part of the keyspace. */
 struct sbound {
@@ -150,15 +154,15 @@ static void span_exclude_str(struct span *sp, const struct item *it, bool lo)
 	sbound_set(lo ? &sp->slo : &sp->shi, buf, it->nkey, false);
 }
 
-/* First node at or above @lo (NULL: none). */
-static struct rb_node *shard_seek_ge_locked(const struct shard *sh,
-					    const struct sbound *lo)
+/* First node of @p at or above @lo (NULL: none). */
+static struct rb_node *part_seek_ge_locked(const struct part *p,
+					   const struct sbound *lo)
 {
-	struct rb_node *n = sh->tree.rb_node, *best = NULL;
+	struct rb_node *n = p->tree.rb_node, *best = NULL;
 
-	ak_lock_assert_held(&sh->lock);
+	ak_lock_assert_held(&p->lock);
 	if (lo->open)
-		return rb_first(&sh->tree);
+		return rb_first(&p->tree);
 	while (n) {
 		if (sbound_above(lo, rb_entry(n, struct item, rbnode))) {
 			best = n;
@@ -170,15 +174,15 @@ static struct rb_node *shard_seek_ge_locked(const struct shard *sh,
 	return best;
 }
 
-/* Last node at or below @hi (NULL: none). */
-static struct rb_node *shard_seek_le_locked(const struct shard *sh,
-					    const struct sbound *hi)
+/* Last node of @p at or below @hi (NULL: none). */
+static struct rb_node *part_seek_le_locked(const struct part *p,
+					   const struct sbound *hi)
 {
-	struct rb_node *n = sh->tree.rb_node, *best = NULL;
+	struct rb_node *n = p->tree.rb_node, *best = NULL;
 
-	ak_lock_assert_held(&sh->lock);
+	ak_lock_assert_held(&p->lock);
 	if (hi->open)
-		return rb_last(&sh->tree);
+		return rb_last(&p->tree);
 	while (n) {
 		if (sbound_below(hi, rb_entry(n, struct item, rbnode))) {
 			best = n;
@@ -239,71 +243,24 @@ static bool walk_ints_locked(struct store *s, struct shard *sh,
 	return true;
 }
 
-static bool walk_strs_locked(struct store *s, struct shard *sh,
-			     struct span *sp, bool reverse,
-			     unsigned int *budget, rel_time_t now, walk_fn *fn,
-			     void *arg, struct dead_list *dead)
-{
-	struct rb_node *node, *next;
-	bool go_on = true;
-
-	ak_lock_assert_held(&sh->lock);
-	if (!sp->strs || !*budget)
-		return true;
-	node = reverse ? shard_seek_le_locked(sh, &sp->shi) :
-			 shard_seek_ge_locked(sh, &sp->slo);
-	for (; node; node = next) {
-		struct item *it = rb_entry(node, struct item, rbnode);
-
-		if (reverse ? !sbound_above(&sp->slo, it) :
-			      !sbound_below(&sp->shi, it))
-			break;
-		if (!*budget)
-			return true;	/* the span already resumes here */
-		next = reverse ? rb_prev(node) : rb_next(node);
-		(*budget)--;
-		/* resume past @it; copied before a reclaim may unlink it */
-		span_exclude_str(sp, it, !reverse);
-		go_on = walk_visit_locked(s, sh, it, now, fn, arg, dead);
-		if (!go_on)
-			return false;
-	}
-	sp->strs = false;
-	return true;
-}
-
 /*
- * Visit up to @budget entries of @sp in @sh in keyspace order (@reverse:
- * descending), narrowing @sp past them. Return: true when this shard's part
- * of the walk is over (span exhausted or @fn said stop).
+ * Visit up to @budget integer entries of @sp in @sh in keyspace order
+ * (@reverse: descending), narrowing @sp past them. Return: true when this
+ * shard's part of the walk is over (span exhausted or @fn said stop).
  */
 static bool walk_slice_locked(struct store *s, struct shard *sh,
 			      struct span *sp, bool reverse,
 			      unsigned int budget, walk_fn *fn, void *arg,
 			      struct dead_list *dead)
 {
-	rel_time_t now = store_now(s);
-
 	ak_lock_assert_held(&sh->lock);
-	if (!reverse) {
-		if (!walk_ints_locked(s, sh, sp, false, &budget, now, fn, arg,
-				      dead))
-			return true;
-		if (!walk_strs_locked(s, sh, sp, false, &budget, now, fn, arg,
-				      dead))
-			return true;
-	} else {
-		if (!walk_strs_locked(s, sh, sp, true, &budget, now, fn, arg,
-				      dead))
-			return true;
-		if (!walk_ints_locked(s, sh, sp, true, &budget, now, fn, arg,
-				      dead))
-			return true;
-	}
-	return !sp->ints && !sp->strs;
+	if (!walk_ints_locked(s, sh, sp, reverse, &budget, store_now(s), fn,
+			      arg, dead))
+		return true;
+	return !sp->ints;
 }
 
-/* Walk all of @base in @sh, a slice per lock hold. */
+/* Walk the integer part of @base in @sh, a slice per lock hold. */
 static void shard_walk(struct store *s, struct shard *sh,
 		       const struct span *base, bool reverse, walk_fn *fn,
 		       void *arg)
@@ -359,6 +316,140 @@ static bool delete_fn(struct store *s, struct shard *sh, struct item *it,
 	(*(uint64_t *)arg)++;
 	return true;
 }
+
+/* ---- string keys: the partitions' order ---- */
+
+/* What a string walk does with each live item in range; false stops it. */
+typedef bool str_fn(struct item *it, void *arg);
+
+static bool range_str_fn(struct item *it, void *arg)
+{
+	struct range_acc *acc = arg;
+
+	item_get(it);
+	acc->buf[acc->n++] = it;
+	return acc->n < acc->max;
+}
+
+static bool count_str_fn(struct item *it, void *arg)
+{
+	(void)it;
+	(*(uint64_t *)arg)++;
+	return true;
+}
+
+enum part_walk {
+	PART_WALK_BUDGET,	/* the budget ran out: more of @p to walk */
+	PART_WALK_END,		/* @p holds no more of the span */
+	PART_WALK_OVER,		/* the span is over, or the visitor said stop */
+};
+
+/* Dead items a string walk met, held, to reclaim after the partition lock. */
+struct dead_seen {
+	struct item *buf[DEAD_SEEN];
+	unsigned int n;
+};
+
+/*
+ * Visit up to @budget string entries of @sp in @p in keyspace order,
+ * narrowing @sp past them; @fn sees the live ones. A dead one cannot be
+ * reclaimed here (that takes its shard lock, which comes before a
+ * partition lock): up to DEAD_SEEN of them are held in @seen for
+ * reclaim_seen(), and the slice ends when it is full.
+ */
+static enum part_walk part_walk_locked(struct store *s, struct part *p,
+				       struct span *sp, bool reverse,
+				       unsigned int budget, rel_time_t now,
+				       str_fn *fn, void *arg,
+				       struct dead_seen *seen)
+{
+	struct rb_node *node;
+
+	ak_lock_assert_held(&p->lock);
+	node = reverse ? part_seek_le_locked(p, &sp->shi) :
+			 part_seek_ge_locked(p, &sp->slo);
+	for (; node; node = reverse ? rb_prev(node) : rb_next(node)) {
+		struct item *it = rb_entry(node, struct item, rbnode);
+
+		if (reverse ? !sbound_above(&sp->slo, it) :
+			      !sbound_below(&sp->shi, it)) {
+			sp->strs = false;
+			return PART_WALK_OVER;
+		}
+		if (!budget-- || seen->n == DEAD_SEEN)
+			return PART_WALK_BUDGET; /* the span resumes here */
+		span_exclude_str(sp, it, !reverse);
+		if (item_state(s, shard_of_item(s, it), it, now) != STORE_HIT) {
+			item_get(it);
+			seen->buf[seen->n++] = it;
+			continue;
+		}
+		if (!fn(it, arg))
+			return PART_WALK_OVER;
+	}
+	return PART_WALK_END;
+}
+
+/* Reclaim the dead items a walk held, each under its shard lock. */
+static void reclaim_seen(struct store *s, struct dead_seen *seen)
+{
+	rel_time_t now = store_now(s);
+	unsigned int i;
+
+	for (i = 0; i < seen->n; i++) {
+		struct item *it = seen->buf[i];
+		struct shard *sh = shard_of_item(s, it);
+		DEAD_LIST(dead);
+
+		shard_lock(sh);
+		if ((it->iflags & ITEM_LINKED) &&
+		    item_state(s, sh, it, now) != STORE_HIT)
+			item_reclaim_locked(s, sh, it, &dead);
+		shard_unlock(sh);
+		items_release(&dead);
+		item_put(it);
+	}
+	seen->n = 0;
+}
+
+/*
+ * Walk the string part of @sp over the partitions it spans, in keyspace
+ * order, SLICE_ITEMS entries per partition lock hold, narrowing @sp as it
+ * goes (so a walk stopped by @fn resumes where it stopped).
+ */
+static void strs_walk(struct store *s, struct span *sp, bool reverse,
+		      str_fn *fn, void *arg)
+{
+	rel_time_t now = store_now(s);
+	struct part *p;
+
+	if (!sp->strs)
+		return;
+	if (reverse)
+		p = sp->shi.open ? &s->parts[s->nparts - 1] :
+				   part_of(s, sp->shi.key, sp->shi.nkey);
+	else
+		p = sp->slo.open ? &s->parts[0] :
+				   part_of(s, sp->slo.key, sp->slo.nkey);
+	while (p) {
+		struct dead_seen seen = { .n = 0 };
+		enum part_walk end;
+
+		part_lock(p);
+		end = part_walk_locked(s, p, sp, reverse, SLICE_ITEMS, now, fn,
+				       arg, &seen);
+		part_unlock(p);
+		if (seen.n)
+			reclaim_seen(s, &seen);
+		if (end == PART_WALK_OVER)
+			return;
+		if (end == PART_WALK_END)
+			p = reverse ? part_prev(s, p) : part_next(s, p);
+	}
+	sp->strs = false;
+}
+
+/* ---- integer keys: the shards' radix trees ---- */
 
 static int item_order(const struct item *a, const struct item *b,
 		      bool reverse)
@@ -517,78 +608,70 @@ int store_range(struct store *s, const struct store_bound *from,
 		const struct store_bound *to, bool reverse, unsigned int max,
 		struct item **out)
 {
-	struct span base;
-	unsigned int n = 0;
+	struct range_acc acc = { out, 0, 0 };
+	struct span base, ints;
 	int got;
 
 	if (max > INT_MAX)
 		max = INT_MAX;
 	if (!max || !span_init(&base, from, to))
 		return 0;
-	if (s->cfg.nshards == 1)
-		return range_merge_shards(s, &base, reverse, out, max);
+	acc.max = max;
+	ints = base;
+	ints.strs = false;
+	base.ints = false;
 	/*
 	 * Keyspace order is every integer key, then every string key: going
-	 * up, the integer blocks come first; going down, the strings (merged
-	 * over the shards), then the blocks. Whatever is left (the strings
-	 * going up, sparse integer keys) is merged over the shards after
-	 * the items already kept, which all come before it.
+	 * up, the integer part first (the blocks, then what is left merged
+	 * over the shards), then the partitions; going down, the other way.
 	 */
-	if (reverse && base.strs && base.ints) {
-		struct span strs = base;
-
-		strs.ints = false;
-		got = range_merge_shards(s, &strs, true, out, max);
-		if (got < 0)
+	if (reverse) {
+		strs_walk(s, &base, true, range_str_fn, &acc);
+		if (acc.n == max)
+			return (int)acc.n;
+	}
+	if (ints.ints) {
+		if (s->cfg.nshards > 1)
+			range_int_blocks(s, &ints, reverse, &acc);
+		if (acc.n == max)
+			return (int)acc.n;
+		got = range_merge_shards(s, &ints, reverse, out + acc.n,
+					 max - acc.n);
+		if (got < 0) {
+			while (acc.n)
+				item_put(out[--acc.n]);
 			return got;
-		n = (unsigned int)got;
-		if (n == max)
-			return (int)n;
-		base.strs = false;
+		}
+		acc.n += (unsigned int)got;
 	}
-	if (base.ints) {
-		struct range_acc acc = { out, n, max };
-
-		range_int_blocks(s, &base, reverse, &acc);
-		n = acc.n;
-		if (n == max)
-			return (int)n;
-	}
-	got = range_merge_shards(s, &base, reverse, out + n, max - n);
-	if (got < 0) {
-		while (n)
-			item_put(out[--n]);
-		return got;
-	}
-	return (int)(n + (unsigned int)got);
+	if (!reverse && acc.n < max)
+		strs_walk(s, &base, false, range_str_fn, &acc);
+	return (int)acc.n;
 }
 
 /*
- * The live items of @base in @sh. While the shard holds no doubtful item
- * (every linked item is live and will stay so until something unlinks
- * it), the indexes count for themselves: the radix tree's counts give the
- * integer part in two descents, and the hash table's the string part when
- * it is unbounded; the rest is walked.
+ * The live integer items of @base in @sh, and *@doubtful set when the
+ * shard holds a doubtful item. While it holds none (every linked item is
+ * live and will stay so until something unlinks it), the radix tree's
+ * counts give the integer part in two descents; else it is walked.
  */
-static uint64_t shard_count(struct store *s, struct shard *sh,
-			    const struct span *base)
+static uint64_t shard_count_ints(struct store *s, struct shard *sh,
+				 const struct span *base, uint64_t *strs,
+				 bool *doubtful)
 {
 	struct span rest = *base;
 	uint64_t n = 0;
 
 	shard_lock(sh);
-	if (!sh->doubtful) {
-		if (rest.ints) {
-			n += radix_tree_count(&sh->ints, rest.ilo, rest.ihi);
-			rest.ints = false;
-		}
-		if (rest.strs && rest.slo.open && rest.shi.open) {
-			n += sh->curr_str_items;
-			rest.strs = false;
-		}
+	if (sh->doubtful)
+		*doubtful = true;
+	else if (rest.ints) {
+		n = radix_tree_count(&sh->ints, rest.ilo, rest.ihi);
+		rest.ints = false;
 	}
+	*strs += sh->curr_str_items;
 	shard_unlock(sh);
-	if (rest.ints || rest.strs)
+	if (rest.ints)
 		shard_walk(s, sh, &rest, false, count_fn, &n);
 	return n;
 }
@@ -596,20 +679,52 @@ static uint64_t shard_count(struct store *s, struct shard *sh,
 uint64_t store_count(struct store *s, const struct store_bound *from,
 		     const struct store_bound *to)
 {
+	uint64_t n = 0, strs = 0;
+	bool doubtful = false;
 	struct span base;
-	uint64_t n = 0;
 	unsigned int i;
 
 	if (!span_init(&base, from, to))
 		return 0;
 	for (i = 0; i < s->cfg.nshards; i++)
-		n += shard_count(s, &s->shards[i], &base);
+		n += shard_count_ints(s, &s->shards[i], &base, &strs,
+				      &doubtful);
+	/* the string part, unbounded and all live: the shards' totals */
+	if (base.strs && !doubtful && base.slo.open && base.shi.open)
+		return n + strs;
+	base.ints = false;
+	strs_walk(s, &base, false, count_str_fn, &n);
 	return n;
+}
+
+/*
+ * Unlink @it, held by the caller, if it is still linked (delete_range's
+ * string part: found under a partition lock, unlinked under its shard's).
+ * Return: whether a live item went.
+ */
+static bool item_delete_held(struct store *s, struct item *it)
+{
+	struct shard *sh = shard_of_item(s, it);
+	bool live = false;
+	DEAD_LIST(dead);
+
+	shard_lock(sh);
+	if (it->iflags & ITEM_LINKED) {
+		live = item_state(s, sh, it, store_now(s)) == STORE_HIT;
+		if (live)
+			item_unlink_locked(s, sh, it, &dead);
+		else
+			item_reclaim_locked(s, sh, it, &dead);
+	}
+	shard_unlock(sh);
+	items_release(&dead);
+	return live;
 }
 
 uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 			    const struct store_bound *to)
 {
+	struct item *buf[SLICE_ITEMS];
 	struct span base;
 	uint64_t n = 0;
 	unsigned int i;
@@ -618,6 +733,16 @@ uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 		return 0;
 	for (i = 0; i < s->cfg.nshards; i++)
 		shard_walk(s, &s->shards[i], &base, false, delete_fn, &n);
+	/* strings: a batch with references, then each under its shard lock */
+	while (base.strs) {
+		struct range_acc acc = { buf, 0, SLICE_ITEMS };
+
+		strs_walk(s, &base, false, range_str_fn, &acc);
+		for (i = 0; i < acc.n; i++) {
+			n += item_delete_held(s, buf[i]);
+			item_put(buf[i]);
+		}
+	}
 	return n;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * shard.c - one shard's indexes, below everything else of the store: an
+ * shard.c - one shard's indexes, below everything else of the store: a
+ * string item in its partition's order, an
  * item taken off them (unlinked, or reclaimed when dead), the hands that
  * walk them (the radix tree in key order, then the hash table slot by
  * slot; CLOCK eviction and active expiry both use them), and the steps
@@ -10,6 +11,61 @@
 #include "shard.h"
 
 #define REHASH_STEP		2	/* old buckets moved per write while growing */
+
+#ifdef AK_LOCK_DEBUG
+__thread unsigned int ak_shards_held, ak_parts_held;
+#endif
+
+/* ---- a string item in its partition's order ---- */
+
+void order_insert_locked(struct store *s, struct shard *sh, struct item *it)
+{
+	struct part *p = part_of(s, item_key(it), it->nkey);
+	struct rb_node **link, *parent = NULL;
+
+	ak_lock_assert_held(&sh->lock);
+	part_lock(p);
+	link = &p->tree.rb_node;
+	while (*link) {
+		struct item *cur = rb_entry(*link, struct item, rbnode);
+
+		parent = *link;
+		if (key_bytes_cmp(item_key(it), it->nkey, item_key(cur),
+				  cur->nkey) < 0)
+			link = &(*link)->rb_left;
+		else
+			link = &(*link)->rb_right;
+	}
+	rb_link_node(&it->rbnode, parent, link);
+	rb_insert_color(&it->rbnode, &p->tree);
+	p->count++;
+	part_unlock(p);
+}
+
+/* @it (same key) takes @old's place in the order. */
+void order_replace_locked(struct store *s, struct shard *sh,
+			  struct item *old, struct item *it)
+{
+	struct part *p = part_of(s, item_key(it), it->nkey);
+
+	ak_lock_assert_held(&sh->lock);
+	part_lock(p);
+	rb_replace_node(&old->rbnode, &it->rbnode, &p->tree);
+	part_unlock(p);
+	RB_CLEAR_NODE(&old->rbnode);
+}
+
+void order_erase_locked(struct store *s, struct shard *sh, struct item *it)
+{
+	struct part *p = part_of(s, item_key(it), it->nkey);
+
+	ak_lock_assert_held(&sh->lock);
+	part_lock(p);
+	rb_erase(&it->rbnode, &p->tree);
+	p->count--;
+	part_unlock(p);
+	RB_CLEAR_NODE(&it->rbnode);
+}
 
 /*
  * Take @it off every index and uncount it; the store's reference goes onto
@@ -31,8 +87,7 @@ void item_unlink_locked(struct store *s, struct shard *sh,
 		hands_forget_locked(sh, it, NULL);
 		htable_del(&sh->ht, &it->hnode,
 			   item_key_hash(item_key(it), it->nkey));
-		rb_erase(&it->rbnode, &sh->tree);
-		RB_CLEAR_NODE(&it->rbnode);
+		order_erase_locked(s, sh, it);
 		sh->curr_str_items--;
 	}
 	doubtful_unlink_locked(s, sh, it);

@@ -6,9 +6,16 @@
  * (the indexes' own operations, which call none of those files). Not for
  * users of the store: they include store.h.
  *
- * Lock order: a thread holds at most one shard lock at a time and takes no
- * other lock while holding it. The flush mutex only serialises concurrent
- * store_flush_all() calls and is never held together with a shard lock.
+ * Lock order: a shard lock, then a partition lock; never the other way.
+ * A thread holds at most one shard lock and at most one partition lock at
+ * a time (the debug build asserts both: shard_lock(), part_lock()). The
+ * string keys' order lives in partitions (struct part), not in the
+ * shards: a store, replace or unlink of a string item takes its shard
+ * lock, then its partition's for the rbtree; a range or count over string
+ * keys takes partition locks only, and so never reclaims (reclaiming
+ * takes the shard lock). The flush mutex only serialises concurrent
+ * store_flush_all() calls and is never held together with a shard or
+ * partition lock.
  *
  * What happens under a shard lock: items are allocated and filled before
  * it (store_item_alloc(), item_alloc()) and radix inserts are preloaded
@@ -28,9 +35,10 @@
  * reservation fits, so mem_used never exceeds the limit.
  *
  * Per shard, under its lock (store_check_invariants() checks all of it):
- *  - every linked item is on exactly one index (radix tree by ikey for
- *    integer keys; hash table and rbtree for the others), has ITEM_LINKED
- *    set, and its key maps to this shard;
+ *  - every linked item is on exactly one of the shard's indexes (radix
+ *    tree by ikey for integer keys, the hash table for the others), has
+ *    ITEM_LINKED set, and its key maps to this shard; a string item is
+ *    also in the rbtree of the partition its key maps to (part_of());
  *  - curr_items = curr_int_items + curr_str_items, the entries of the
  *    indexes; bytes the sum of the linked items' item_alloc_size(),
  *    index_bytes htable_memory() + radix nodes * node size;
@@ -48,6 +56,7 @@
 
 #include "store.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -86,7 +95,6 @@ struct shard {
 	struct ak_lock lock;
 	/* everything below is guarded by lock, except where marked atomic */
 	struct htable ht;		/* string keys by item_key_hash() */
-	struct rb_root tree;		/* string keys in memcmp order */
 	struct radix_tree_root ints;	/* integer keys by value */
 	struct clock_hand hand;		/* CLOCK eviction */
 	struct clock_hand expire_hand;	/* store_expire_step() */
@@ -113,9 +121,24 @@ struct shard {
 	unsigned int index;
 } __attribute__((aligned(CACHE_LINE)));
 
+/*
+ * A partition of the string keys' order: the rbtree of the string items
+ * whose keys fall in it, over every shard. For now the store has one
+ * partition, which holds them all; the rest of the store reaches it
+ * through part_of(), so that partitions bounded by split keys can follow.
+ */
+struct part {
+	struct ak_lock lock;
+	/* guarded by lock */
+	struct rb_root tree;		/* string items in memcmp order */
+	uint64_t count;			/* items in tree */
+} __attribute__((aligned(CACHE_LINE)));
+
 struct store {
 	struct store_config cfg;
 	struct shard *shards;
+	struct part *parts;
+	unsigned int nparts;
 	void *mem;			/* the block holding store and shards */
 	unsigned int shard_bits;
 	uint32_t shard_mask;
@@ -178,14 +201,70 @@ static inline void dead_push(struct dead_list *dead, struct item *it)
 	dead->first = it;
 }
 
+#ifdef AK_LOCK_DEBUG
+/* shard.c: the shard and partition locks this thread holds (lock order) */
+extern __thread unsigned int ak_shards_held, ak_parts_held;
+#endif
+
 static inline void shard_lock(struct shard *sh)
 {
+#ifdef AK_LOCK_DEBUG
+	/* lock order: never a shard lock under a partition or shard lock */
+	assert(!ak_parts_held && !ak_shards_held);
+	ak_shards_held++;
+#endif
 	ak_lock_acquire(&sh->lock);
 }
 
 static inline void shard_unlock(struct shard *sh)
 {
+#ifdef AK_LOCK_DEBUG
+	ak_shards_held--;
+#endif
 	ak_lock_release(&sh->lock);
+}
+
+static inline void part_lock(struct part *p)
+{
+#ifdef AK_LOCK_DEBUG
+	assert(!ak_parts_held);	/* one partition lock at a time */
+	ak_parts_held++;
+#endif
+	ak_lock_acquire(&p->lock);
+}
+
+static inline void part_unlock(struct part *p)
+{
+#ifdef AK_LOCK_DEBUG
+	ak_parts_held--;
+#endif
+	ak_lock_release(&p->lock);
+}
+
+/*
+ * The partition that holds string key @key in its order.
+ * Context: any (the partition map does not change yet).
+ */
+static inline struct part *part_of(const struct store *s, const char *key,
+				   size_t nkey)
+{
+	(void)key;
+	(void)nkey;
+	return &s->parts[0];
+}
+
+/* The partition after @p in keyspace order (NULL: @p is the last). */
+static inline struct part *part_next(const struct store *s,
+				     const struct part *p)
+{
+	return p + 1 < s->parts + s->nparts ? (struct part *)(p + 1) : NULL;
+}
+
+/* The partition before @p in keyspace order (NULL: @p is the first). */
+static inline struct part *part_prev(const struct store *s,
+				     const struct part *p)
+{
+	return p > s->parts ? (struct part *)(p - 1) : NULL;
 }
 
 /* iflags writers hold the shard lock; readers may not, hence the atomics */
@@ -267,6 +346,16 @@ static inline struct shard *shard_of_hash(const struct store *s, uint32_t hash)
 static inline struct shard *shard_of(const struct store *s, const struct keyref *k)
 {
 	return k->isint ? shard_of_int(s, k->ikey) : shard_of_hash(s, k->hash);
+}
+
+/*
+ * The shard of a linked item, without hashing its key: the shard index is
+ * in the low bits of every cas it hands out (shard_store_locked()).
+ */
+static inline struct shard *shard_of_item(const struct store *s,
+					  const struct item *it)
+{
+	return &s->shards[it->cas & s->shard_mask];
 }
 
 /*
@@ -392,6 +481,13 @@ static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
 	sh->index_bytes += delta;
 	mem_add(s, delta);
 }
+
+/* shard.c: a string item in its partition's rbtree (the partition lock
+ * is taken inside: the item's shard lock is held) */
+void order_insert_locked(struct store *s, struct shard *sh, struct item *it);
+void order_replace_locked(struct store *s, struct shard *sh,
+			  struct item *old, struct item *it);
+void order_erase_locked(struct store *s, struct shard *sh, struct item *it);
 
 /* shard.c: taking an item off the indexes, the hands, hash table steps */
 void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,

@@ -23,6 +23,7 @@
 #define ITEM_SIZE_MAX_DEFAULT	(1024 * 1024)
 #define EVICT_ROUNDS		8	/* cross-shard eviction rounds per store */
 #define REPLACE_RETRIES		1000	/* append/prepend/incr: the old item changed */
+#define NPARTS			1	/* partitions of the string order */
 
 /*
  * One store in the making: what store_commit() is asked to do, and what
@@ -66,25 +67,6 @@ static inline struct item *shard_find_locked(const struct shard *sh,
 			return it;
 	}
 	return NULL;
-}
-
-static void shard_rb_insert_locked(struct shard *sh, struct item *it)
-{
-	struct rb_node **link = &sh->tree.rb_node, *parent = NULL;
-
-	ak_lock_assert_held(&sh->lock);
-	while (*link) {
-		struct item *cur = rb_entry(*link, struct item, rbnode);
-
-		parent = *link;
-		if (key_bytes_cmp(item_key(it), it->nkey, item_key(cur),
-			    cur->nkey) < 0)
-			link = &(*link)->rb_left;
-		else
-			link = &(*link)->rb_right;
-	}
-	rb_link_node(&it->rbnode, parent, link);
-	rb_insert_color(&it->rbnode, &sh->tree);
 }
 
 /* The live item of key @k, reclaiming a dead one; sets *@why. */
@@ -186,6 +168,12 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 		charged = add - credit;
 	}
 
+	/* cas and time before the indexes: a range may meet it at once */
+	seq = sh->cas_seq + 1;
+	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
+	it->cas = seq << s->shard_bits | sh->index;
+	it->time = now;
+
 	nodes = sh->ints.nr_nodes;
 	if (intkey) {
 		if (old) {
@@ -198,11 +186,10 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	} else if (old) {
 		htable_replace(&sh->ht, &old->hnode, &it->hnode, c->k.hash);
 		hands_forget_locked(sh, old, it);
-		rb_replace_node(&old->rbnode, &it->rbnode, &sh->tree);
-		RB_CLEAR_NODE(&old->rbnode);
+		order_replace_locked(s, sh, old, it);
 	} else {
 		htable_add(&sh->ht, &it->hnode, c->k.hash);
-		shard_rb_insert_locked(sh, it);
+		order_insert_locked(s, sh, it);
 	}
 
 	if (old) {
@@ -225,10 +212,6 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 		   (int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
 		   (int64_t)charged);
 
-	seq = sh->cas_seq + 1;
-	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
-	it->cas = seq << s->shard_bits | sh->index;
-	it->time = now;
 	doubtful_link_locked(s, sh, it);
 	item_set_flag(it, ITEM_LINKED | ITEM_NEW);
 	c->cas = it->cas;
@@ -668,7 +651,8 @@ struct store *store_create(const struct store_config *cfg)
 		return NULL;
 	if (cfg->item_size_max > UINT32_MAX / 2)
 		return NULL;
-	mem = ak_calloc(1, sizeof(*s) + n * sizeof(struct shard) + CACHE_LINE);
+	mem = ak_calloc(1, sizeof(*s) + n * sizeof(struct shard) +
+			   NPARTS * sizeof(struct part) + CACHE_LINE);
 	if (!mem)
 		return NULL;
 	s = (struct store *)(((uintptr_t)mem + CACHE_LINE - 1) &
@@ -679,6 +663,12 @@ struct store *store_create(const struct store_config *cfg)
 	if (!s->cfg.item_size_max)
 		s->cfg.item_size_max = ITEM_SIZE_MAX_DEFAULT;
 	s->shards = (struct shard *)(s + 1);
+	s->parts = (struct part *)(s->shards + n);
+	s->nparts = NPARTS;
+	for (i = 0; i < s->nparts; i++) {
+		ak_lock_init(&s->parts[i].lock);
+		s->parts[i].tree = RB_ROOT;
+	}
 	while ((1u << s->shard_bits) < n)
 		s->shard_bits++;
 	s->shard_mask = n - 1;
@@ -695,7 +685,6 @@ struct store *store_create(const struct store_config *cfg)
 			break;
 		ak_lock_init(&sh->lock);
 		htable_init(&sh->ht, buckets, bits);
-		sh->tree = RB_ROOT;
 		radix_tree_init(&sh->ints);
 		sh->index = i;
 		sh->index_bytes = htable_memory(&sh->ht);
@@ -719,15 +708,20 @@ void store_destroy(struct store *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->cfg.nshards; i++) {
-		struct shard *sh = &s->shards[i];
-		struct radix_tree_iter iter;
+	for (i = 0; i < s->nparts; i++) {
+		struct part *p = &s->parts[i];
 		struct item *it, *next;
 
 		/* postorder: each item is put after the walk has left it */
-		rbtree_postorder_for_each_entry_safe(it, next, &sh->tree, rbnode)
+		rbtree_postorder_for_each_entry_safe(it, next, &p->tree, rbnode)
 			item_put(it);
-		sh->tree = RB_ROOT;
+		p->tree = RB_ROOT;
+	}
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+		struct radix_tree_iter iter;
+		struct item *it;
+
 		radix_tree_for_each(it, &sh->ints, &iter, 0)
 			item_put(it);
 		htable_destroy(&sh->ht);

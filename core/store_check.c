@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * store_check.c - store_check_invariants(): every shard's indexes, counts
- * and clock hands against each other and against the memory counter, as
- * shard.h states them. For tests and fuzzers; it walks everything under
- * each shard lock in turn.
+ * and clock hands against each other, the partitions' order and against
+ * the memory counter, as shard.h states them. For tests and fuzzers; it
+ * walks everything under each shard lock in turn, then each partition's,
+ * so it needs a store nobody else writes.
  */
 #include "shard.h"
 
@@ -96,13 +97,78 @@ static bool check_hand_locked(const struct shard *sh,
 			    it);
 }
 
+/*
+ * Whether @it is in the rbtree of the partition its key maps to: a
+ * descent by key, so a misplaced or out of order item is not found.
+ * Context: the item's shard lock is held (lock order: then the partition).
+ */
+static bool part_holds(const struct store *s, const struct item *it)
+{
+	struct part *p = part_of(s, item_key(it), it->nkey);
+	const struct rb_node *n;
+	bool found = false;
+
+	part_lock(p);
+	n = p->tree.rb_node;
+	while (n && !found) {
+		const struct item *cur = rb_entry(n, struct item, rbnode);
+		int c = key_bytes_cmp(item_key(it), it->nkey, item_key(cur),
+				      cur->nkey);
+
+		found = cur == it;
+		n = c < 0 ? n->rb_left : n->rb_right;
+	}
+	part_unlock(p);
+	return found;
+}
+
+/*
+ * Every partition's rbtree: linked string items in strictly increasing key
+ * order, as many as it counts. Return: the items of all of them.
+ */
+static int check_parts(struct store *s, uint64_t *total, char *why,
+		       size_t len)
+{
+	unsigned int i;
+
+	*total = 0;
+	for (i = 0; i < s->nparts; i++) {
+		struct part *p = &s->parts[i];
+		const struct item *it, *prev = NULL;
+		const struct rb_node *node;
+		uint64_t cnt = 0;
+		bool bad = false;
+
+		part_lock(p);
+		for (node = rb_first(&p->tree); node && !bad;
+		     node = rb_next(node)) {
+			it = rb_entry(node, struct item, rbnode);
+			bad = item_is_int(it) || !(it->iflags & ITEM_LINKED) ||
+			      part_of(s, item_key(it), it->nkey) != p ||
+			      (prev && key_bytes_cmp(item_key(prev), prev->nkey,
+						     item_key(it), it->nkey) >= 0);
+			prev = it;
+			cnt++;
+		}
+		bad = bad || cnt != p->count;
+		part_unlock(p);
+		if (bad)
+			CHECK_FAIL("partition %u: a bad item, out of order or "
+				   "miscounted (%llu of %llu)", i,
+				   (unsigned long long)cnt,
+				   (unsigned long long)p->count);
+		*total += cnt;
+	}
+	return 0;
+}
+
 static int check_shard_locked(const struct store *s, const struct shard *sh,
 			      char *why, size_t len)
 {
 	uint64_t nint, nstr, bytes = 0, cnt = 0, size, doubt = 0;
 	const struct item *it, *prev = NULL;
 	struct radix_tree_iter iter;
-	const struct rb_node *node;
+	uint64_t slot;
 	int err;
 
 	ak_lock_assert_held(&sh->lock);
@@ -112,24 +178,28 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	nint = sh->ints.count;
 	nstr = sh->ht.count;
 
-	for (node = rb_first(&sh->tree); node; node = rb_next(node)) {
-		it = rb_entry(node, struct item, rbnode);
-		if (item_is_int(it) || !(it->iflags & ITEM_LINKED))
-			CHECK_FAIL("shard %u: bad item in the rbtree",
-				   sh->index);
-		err = check_item_locked(s, sh, it, why, len);
-		if (err)
-			return err;
-		bytes += item_alloc_size(it);
-		doubt += item_doubtful(s, it);
-		if (prev && key_bytes_cmp(item_key(prev), prev->nkey, item_key(it),
-				    it->nkey) >= 0)
-			CHECK_FAIL("shard %u: rbtree out of order", sh->index);
-		prev = it;
-		cnt++;
+	for (slot = 0; slot < htable_slots(&sh->ht); slot++) {
+		const struct slist_head *b = htable_slot(&sh->ht, slot);
+
+		if (!b)
+			continue;
+		slist_for_each_entry(it, b, hnode) {
+			if (item_is_int(it) || !(it->iflags & ITEM_LINKED))
+				CHECK_FAIL("shard %u: bad item in the hash",
+					   sh->index);
+			err = check_item_locked(s, sh, it, why, len);
+			if (err)
+				return err;
+			if (!part_holds(s, it))
+				CHECK_FAIL("shard %u: string item not in its "
+					   "partition", sh->index);
+			bytes += item_alloc_size(it);
+			doubt += item_doubtful(s, it);
+			cnt++;
+		}
 	}
 	if (cnt != nstr)
-		CHECK_FAIL("shard %u: rbtree has %llu of %llu", sh->index,
+		CHECK_FAIL("shard %u: hash slots have %llu of %llu", sh->index,
 			   (unsigned long long)cnt, (unsigned long long)nstr);
 
 	cnt = 0;
@@ -192,7 +262,7 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 
 int store_check_invariants(struct store *s, char *why, size_t len)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, strs = 0, in_parts;
 	unsigned int i;
 	size_t used;
 	int err = 0;
@@ -203,10 +273,20 @@ int store_check_invariants(struct store *s, char *why, size_t len)
 		shard_lock(sh);
 		err = check_shard_locked(s, sh, why, len);
 		total += sh->bytes + sh->index_bytes;
+		strs += sh->curr_str_items;
 		shard_unlock(sh);
 	}
 	if (err)
 		return err;
+	/* every string item is in exactly one partition: each shard's are
+	 * found in theirs, and the partitions hold no more than that */
+	err = check_parts(s, &in_parts, why, len);
+	if (err)
+		return err;
+	if (in_parts != strs)
+		CHECK_FAIL("partitions hold %llu string items, shards %llu",
+			   (unsigned long long)in_parts,
+			   (unsigned long long)strs);
 	used = store_memory_used(s);
 	if (used != total)
 		CHECK_FAIL("memory used %zu, shards hold %llu", used,
