@@ -412,41 +412,66 @@ static void reclaim_seen(struct store *s, struct dead_seen *seen)
 	seen->n = 0;
 }
 
+/* Index in @m of the partition where a walk of @sp starts or resumes. */
+static unsigned int map_find_span(const struct part_map *m,
+				  const struct span *sp, bool reverse)
+{
+	const struct sbound *b = reverse ? &sp->shi : &sp->slo;
+
+	if (b->open)
+		return reverse ? m->n - 1 : 0;
+	return map_find(m, b->key, b->nkey);
+}
+
 /*
  * Walk the string part of @sp over the partitions it spans, in keyspace
  * order, SLICE_ITEMS entries per partition lock hold, narrowing @sp as it
- * goes (so a walk stopped by @fn resumes where it stopped).
+ * goes (so a walk stopped by @fn resumes where it stopped). The walk
+ * counts itself in map_readers, so no map it reads is freed under it
+ * (part_split()); when the map changes between two slices (a split), it
+ * finds its place again in the new one from where @sp resumes.
+ * Context: no lock held; takes partition and shard locks in turn.
  */
 static void strs_walk(struct store *s, struct span *sp, bool reverse,
 		      str_fn *fn, void *arg)
 {
 	rel_time_t now = store_now(s);
-	struct part *p;
+	struct part_map *m;
+	unsigned int i;
 
 	if (!sp->strs)
 		return;
-	if (reverse)
-		p = sp->shi.open ? &s->parts[s->nparts - 1] :
-				   part_of(s, sp->shi.key, sp->shi.nkey);
-	else
-		p = sp->slo.open ? &s->parts[0] :
-				   part_of(s, sp->slo.key, sp->slo.nkey);
-	while (p) {
+	__atomic_fetch_add(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	m = map_load(s);
+	i = map_find_span(m, sp, reverse);
+	for (;;) {
 		struct dead_seen seen = { .n = 0 };
+		struct part *p = m->parts[i];
 		enum part_walk end;
 
 		part_lock(p);
+		if (map_load(s) != m) {
+			part_unlock(p);
+			m = map_load(s);
+			i = map_find_span(m, sp, reverse);
+			continue;
+		}
 		end = part_walk_locked(s, p, sp, reverse, SLICE_ITEMS, now, fn,
 				       arg, &seen);
 		part_unlock(p);
 		if (seen.n)
 			reclaim_seen(s, &seen);
 		if (end == PART_WALK_OVER)
-			return;
-		if (end == PART_WALK_END)
-			p = reverse ? part_prev(s, p) : part_next(s, p);
+			break;
+		if (end == PART_WALK_END) {
+			if (reverse ? i == 0 : i + 1 == m->n) {
+				sp->strs = false;
+				break;
+			}
+			i = reverse ? i - 1 : i + 1;
+		}
 	}
-	sp->strs = false;
+	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
 }
 
 /* ---- integer keys: the shards' radix trees ---- */

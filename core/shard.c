@@ -18,14 +18,14 @@ __thread unsigned int ak_shards_held, ak_parts_held;
 
 /* ---- a string item in its partition's order ---- */
 
-void order_insert_locked(struct store *s, struct shard *sh, struct item *it)
+/* Return: whether the partition has grown past store->part_max. */
+bool order_insert_locked(struct store *s, struct shard *sh, struct item *it)
 {
-	struct part *p = part_of(s, item_key(it), it->nkey);
-	struct rb_node **link, *parent = NULL;
+	struct part *p = part_lock_key(s, item_key(it), it->nkey);
+	struct rb_node **link = &p->tree.rb_node, *parent = NULL;
+	bool big;
 
 	ak_lock_assert_held(&sh->lock);
-	part_lock(p);
-	link = &p->tree.rb_node;
 	while (*link) {
 		struct item *cur = rb_entry(*link, struct item, rbnode);
 
@@ -38,18 +38,18 @@ void order_insert_locked(struct store *s, struct shard *sh, struct item *it)
 	}
 	rb_link_node(&it->rbnode, parent, link);
 	rb_insert_color(&it->rbnode, &p->tree);
-	p->count++;
+	big = ++p->count > s->part_max;
 	part_unlock(p);
+	return big;
 }
 
 /* @it (same key) takes @old's place in the order. */
 void order_replace_locked(struct store *s, struct shard *sh,
 			  struct item *old, struct item *it)
 {
-	struct part *p = part_of(s, item_key(it), it->nkey);
+	struct part *p = part_lock_key(s, item_key(it), it->nkey);
 
 	ak_lock_assert_held(&sh->lock);
-	part_lock(p);
 	rb_replace_node(&old->rbnode, &it->rbnode, &p->tree);
 	part_unlock(p);
 	RB_CLEAR_NODE(&old->rbnode);
@@ -57,14 +57,136 @@ void order_replace_locked(struct store *s, struct shard *sh,
 
 void order_erase_locked(struct store *s, struct shard *sh, struct item *it)
 {
-	struct part *p = part_of(s, item_key(it), it->nkey);
+	struct part *p = part_lock_key(s, item_key(it), it->nkey);
 
 	ak_lock_assert_held(&sh->lock);
-	part_lock(p);
 	rb_erase(&it->rbnode, &p->tree);
 	p->count--;
 	part_unlock(p);
 	RB_CLEAR_NODE(&it->rbnode);
+}
+
+/*
+ * An empty partition whose keys start at @lo (@nlo 0: no bound).
+ * Context: no lock needed (it allocates). Return: it, or NULL.
+ */
+struct part *part_new(const char *lo, size_t nlo)
+{
+	struct part *p = ak_calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	ak_lock_init(&p->lock);
+	p->tree = RB_ROOT;
+	p->nlo = (uint8_t)nlo;
+	memcpy(p->lo, lo, nlo);
+	p->lo_pfx = key_prefix(lo, nlo);
+	return p;
+}
+
+/*
+ * Move the upper half of @p's items into the empty @np, largest first,
+ * each linked as @np's new leftmost node; @np's lower bound becomes the
+ * smallest key moved.
+ */
+static void part_move_upper_half(struct part *p, struct part *np)
+{
+	uint64_t n = p->count - p->count / 2, i;
+	struct rb_node *node = rb_last(&p->tree), *first = NULL;
+	struct item *it = NULL;
+
+	ak_lock_assert_held(&p->lock);
+	for (i = 0; i < n && node; i++) {
+		struct rb_node *prev = rb_prev(node);
+
+		rb_erase(node, &p->tree);
+		rb_link_node(node, first, first ? &first->rb_left :
+						  &np->tree.rb_node);
+		rb_insert_color(node, &np->tree);
+		first = node;
+		node = prev;
+	}
+	p->count -= i;
+	np->count = i;
+	if (first)
+		it = rb_entry(first, struct item, rbnode);
+	np->nlo = it ? it->nkey : 0;
+	if (it)
+		memcpy(np->lo, item_key(it), it->nkey);
+	np->lo_pfx = key_prefix(np->lo, np->nlo);
+}
+
+/* Free the retired maps if no thread can still read them. */
+static void maps_reclaim(struct store *s)
+{
+	unsigned int i;
+
+	/* a store holds its shard lock while it reads the map: once every
+	 * shard lock has been free, none reads a retired one */
+	for (i = 0; i < s->cfg.nshards; i++) {
+		shard_lock(&s->shards[i]);
+		shard_unlock(&s->shards[i]);
+	}
+	/* a string walk counts itself before it reads the map (both
+	 * sequentially consistent, as the publication of a new one) */
+	if (__atomic_load_n(&s->map_readers, __ATOMIC_SEQ_CST))
+		return;		/* the next split tries again */
+	while (s->retired) {
+		struct part_map *m = s->retired;
+
+		s->retired = m->retired;
+		ak_free(m);
+	}
+}
+
+/*
+ * Split the partition that holds @key in two if it has more than
+ * store->part_max items: the upper half moves into a new partition under
+ * the lock of the one split, so only that partition waits, and the new
+ * map is published before that lock is dropped (part_lock_key()).
+ * Context: no shard or partition lock is held; takes the split mutex,
+ * then the partition's lock, then each shard lock in turn.
+ */
+void part_split(struct store *s, const char *key, size_t nkey)
+{
+	struct part_map *m, *nm = NULL;
+	struct part *p, *np = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&s->split_lock);
+	m = s->map;		/* only splits change it, under this mutex */
+	if (m->n >= PARTS_MAX)
+		goto out;
+	np = part_new("", 0);
+	nm = ak_malloc(sizeof(*nm) + (m->n + 1) * sizeof(nm->parts[0]));
+	if (!np || !nm)
+		goto out;
+	i = map_find(m, key, nkey);
+	p = m->parts[i];
+	part_lock(p);
+	if (p->count <= s->part_max || p->count < 2) {
+		part_unlock(p);
+		goto out;	/* another split came first */
+	}
+	part_move_upper_half(p, np);
+	nm->n = m->n + 1;
+	nm->retired = NULL;
+	memcpy(nm->parts, m->parts, (i + 1) * sizeof(nm->parts[0]));
+	nm->parts[i + 1] = np;
+	memcpy(nm->parts + i + 2, m->parts + i + 1,
+	       (m->n - i - 1) * sizeof(nm->parts[0]));
+	__atomic_store_n(&s->map, nm, __ATOMIC_SEQ_CST);
+	part_unlock(p);
+	np = NULL;
+	nm = NULL;
+	m->retired = s->retired;
+	s->retired = m;
+	s->splits++;
+	maps_reclaim(s);
+out:
+	pthread_mutex_unlock(&s->split_lock);
+	ak_free(np);
+	ak_free(nm);
 }
 
 /*

@@ -69,6 +69,7 @@
 #include "rbtree.h"
 
 #define CACHE_LINE		64
+#define PARTS_MAX		4096	/* partitions of the string order */
 #define EPOCH_UNSET		INT64_MIN
 
 /*
@@ -123,22 +124,43 @@ struct shard {
 
 /*
  * A partition of the string keys' order: the rbtree of the string items
- * whose keys fall in it, over every shard. For now the store has one
- * partition, which holds them all; the rest of the store reaches it
- * through part_of(), so that partitions bounded by split keys can follow.
+ * whose keys fall in it, over every shard. The partitions split the order
+ * by key range: each holds the keys from its lower bound (lo, fixed for
+ * its life; the first partition has none) up to the next one's. One that
+ * grows past store->part_max items splits in two (part_split()).
  */
 struct part {
 	struct ak_lock lock;
 	/* guarded by lock */
 	struct rb_root tree;		/* string items in memcmp order */
 	uint64_t count;			/* items in tree */
-} __attribute__((aligned(CACHE_LINE)));
+	/* immutable once the partition is in a map */
+	uint64_t lo_pfx;		/* key_prefix() of lo */
+	uint8_t nlo;			/* 0: the first partition, no bound */
+	char lo[KEY_MAX_LENGTH];
+};
+
+/*
+ * The partitions in key order. A map is never changed: a split publishes
+ * a new one (store->map) and retires the old, which is freed once no
+ * thread can still read it (part_split(): every shard lock taken once,
+ * and no string walk under way).
+ */
+struct part_map {
+	unsigned int n;
+	struct part_map *retired;	/* the next retired map */
+	struct part *parts[];
+};
 
 struct store {
 	struct store_config cfg;
 	struct shard *shards;
-	struct part *parts;
-	unsigned int nparts;
+	struct part_map *map;		/* atomic: the current partitions */
+	uint64_t part_max;		/* items a partition splits above */
+	unsigned int map_readers;	/* atomic: string walks under way */
+	pthread_mutex_t split_lock;	/* serialises part_split() */
+	struct part_map *retired;	/* under split_lock: maps to free */
+	uint64_t splits;		/* under split_lock */
 	void *mem;			/* the block holding store and shards */
 	unsigned int shard_bits;
 	uint32_t shard_mask;
@@ -242,29 +264,69 @@ static inline void part_unlock(struct part *p)
 }
 
 /*
- * The partition that holds string key @key in its order.
- * Context: any (the partition map does not change yet).
+ * The first 8 bytes of a key, zero-padded, as a big-endian number: two
+ * keys whose prefixes differ are in the order of their prefixes
+ * (key_bytes_cmp()); equal prefixes say nothing.
  */
-static inline struct part *part_of(const struct store *s, const char *key,
-				   size_t nkey)
+static inline uint64_t key_prefix(const char *key, size_t nkey)
 {
-	(void)key;
-	(void)nkey;
-	return &s->parts[0];
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | (i < nkey ? (uint8_t)key[i] : 0);
+	return v;
 }
 
-/* The partition after @p in keyspace order (NULL: @p is the last). */
-static inline struct part *part_next(const struct store *s,
-				     const struct part *p)
+/* The current partitions; see struct part_map for how long they stay. */
+static inline struct part_map *map_load(const struct store *s)
 {
-	return p + 1 < s->parts + s->nparts ? (struct part *)(p + 1) : NULL;
+	return __atomic_load_n(&s->map, __ATOMIC_SEQ_CST);
 }
 
-/* The partition before @p in keyspace order (NULL: @p is the first). */
-static inline struct part *part_prev(const struct store *s,
-				     const struct part *p)
+/* Index in @m of the partition that holds string key @key. */
+static inline unsigned int map_find(const struct part_map *m,
+				    const char *key, size_t nkey)
 {
-	return p > s->parts ? (struct part *)(p - 1) : NULL;
+	uint64_t pfx = key_prefix(key, nkey);
+	unsigned int lo = 1, hi = m->n;
+
+	/* the last partition whose lower bound is at or below the key */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		const struct part *p = m->parts[mid];
+		bool below = p->lo_pfx != pfx ? p->lo_pfx < pfx :
+			key_bytes_cmp(p->lo, p->nlo, key, nkey) <= 0;
+
+		if (below)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/*
+ * Lock the partition that holds string key @key. The map read may be old
+ * by the time the lock is taken; a split publishes its map before it
+ * drops the lock of the partition it split, so if the map is still the
+ * one read, the partition found is the key's.
+ * Context: a shard lock is held (it keeps the map read alive, see
+ * part_split()); takes the partition lock.
+ * Return: the partition, locked.
+ */
+static inline struct part *part_lock_key(const struct store *s,
+					 const char *key, size_t nkey)
+{
+	for (;;) {
+		struct part_map *m = map_load(s);
+		struct part *p = m->parts[map_find(m, key, nkey)];
+
+		part_lock(p);
+		if (likely(map_load(s) == m))
+			return p;
+		part_unlock(p);
+	}
 }
 
 /* iflags writers hold the shard lock; readers may not, hence the atomics */
@@ -483,11 +545,13 @@ static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
 }
 
 /* shard.c: a string item in its partition's rbtree (the partition lock
- * is taken inside: the item's shard lock is held) */
-void order_insert_locked(struct store *s, struct shard *sh, struct item *it);
+ * is taken inside: the item's shard lock is held); the partitions */
+bool order_insert_locked(struct store *s, struct shard *sh, struct item *it);
 void order_replace_locked(struct store *s, struct shard *sh,
 			  struct item *old, struct item *it);
 void order_erase_locked(struct store *s, struct shard *sh, struct item *it);
+struct part *part_new(const char *lo, size_t nlo);
+void part_split(struct store *s, const char *key, size_t nkey);
 
 /* shard.c: taking an item off the indexes, the hands, hash table steps */
 void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,

@@ -23,7 +23,7 @@
 #define ITEM_SIZE_MAX_DEFAULT	(1024 * 1024)
 #define EVICT_ROUNDS		8	/* cross-shard eviction rounds per store */
 #define REPLACE_RETRIES		1000	/* append/prepend/incr: the old item changed */
-#define NPARTS			1	/* partitions of the string order */
+#define PART_MAX_DEFAULT	65536	/* string items a partition splits above */
 
 /*
  * One store in the making: what store_commit() is asked to do, and what
@@ -41,6 +41,7 @@ struct commit {
 	size_t size;		/* item_alloc_size(@it) */
 	bool defer;		/* see mem_charge_locked() */
 	size_t short_by;	/* out: bytes other shards should free */
+	bool split;		/* out: the key's partition wants a split */
 };
 
 /* Most bytes of radix nodes inserting @index into @sh can add. */
@@ -189,7 +190,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 		order_replace_locked(s, sh, old, it);
 	} else {
 		htable_add(&sh->ht, &it->hnode, c->k.hash);
-		order_insert_locked(s, sh, it);
+		c->split = order_insert_locked(s, sh, it);
 	}
 
 	if (old) {
@@ -226,6 +227,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
  */
 static enum store_result store_commit(struct store *s, struct commit *c)
 {
+	char split_key[KEY_MAX_LENGTH];
 	enum store_result ret;
 	unsigned int round;
 	struct shard *sh;
@@ -250,6 +252,8 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		c->short_by = 0;
 		shard_lock(sh);
 		ret = shard_store_locked(s, sh, c, &dead);
+		if (c->split)	/* the item is the store's once unlocked */
+			memcpy(split_key, c->k.key, c->k.nkey);
 		old_buckets = shard_rehash_step_locked(s, sh);
 		if (!c->k.isint && shard_wants_grow_locked(sh))
 			grow_bits = sh->ht.bits;
@@ -258,6 +262,10 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		ak_free(old_buckets);
 		if (grow_bits)
 			shard_grow(s, sh, grow_bits);
+		if (c->split) {
+			part_split(s, split_key, c->k.nkey);
+			c->split = false;
+		}
 		if (ret != STORE_NO_MEMORY || !c->short_by)
 			break;
 		if (round >= EVICT_ROUNDS)
@@ -579,6 +587,10 @@ void store_stats(struct store *s, struct store_stats *st)
 	}
 	st->limit_maxbytes = s->cfg.mem_limit;
 	st->nshards = s->cfg.nshards;
+	pthread_mutex_lock(&s->split_lock);	/* the map stays */
+	st->partitions = s->map->n;
+	st->partition_splits = s->splits;
+	pthread_mutex_unlock(&s->split_lock);
 }
 
 int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st)
@@ -651,8 +663,7 @@ struct store *store_create(const struct store_config *cfg)
 		return NULL;
 	if (cfg->item_size_max > UINT32_MAX / 2)
 		return NULL;
-	mem = ak_calloc(1, sizeof(*s) + n * sizeof(struct shard) +
-			   NPARTS * sizeof(struct part) + CACHE_LINE);
+	mem = ak_calloc(1, sizeof(*s) + n * sizeof(struct shard) + CACHE_LINE);
 	if (!mem)
 		return NULL;
 	s = (struct store *)(((uintptr_t)mem + CACHE_LINE - 1) &
@@ -663,12 +674,18 @@ struct store *store_create(const struct store_config *cfg)
 	if (!s->cfg.item_size_max)
 		s->cfg.item_size_max = ITEM_SIZE_MAX_DEFAULT;
 	s->shards = (struct shard *)(s + 1);
-	s->parts = (struct part *)(s->shards + n);
-	s->nparts = NPARTS;
-	for (i = 0; i < s->nparts; i++) {
-		ak_lock_init(&s->parts[i].lock);
-		s->parts[i].tree = RB_ROOT;
+	s->part_max = cfg->part_max ? cfg->part_max : PART_MAX_DEFAULT;
+	pthread_mutex_init(&s->split_lock, NULL);
+	s->map = ak_malloc(sizeof(*s->map) + sizeof(s->map->parts[0]));
+	if (!s->map || !(s->map->parts[0] = part_new("", 0))) {
+		ak_free(s->map);
+		s->map = NULL;
+		s->cfg.nshards = 0;
+		store_destroy(s);
+		return NULL;
 	}
+	s->map->n = 1;
+	s->map->retired = NULL;
 	while ((1u << s->shard_bits) < n)
 		s->shard_bits++;
 	s->shard_mask = n - 1;
@@ -708,15 +725,23 @@ void store_destroy(struct store *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nparts; i++) {
-		struct part *p = &s->parts[i];
+	for (i = 0; s->map && i < s->map->n; i++) {
+		struct part *p = s->map->parts[i];
 		struct item *it, *next;
 
 		/* postorder: each item is put after the walk has left it */
 		rbtree_postorder_for_each_entry_safe(it, next, &p->tree, rbnode)
 			item_put(it);
-		p->tree = RB_ROOT;
+		ak_free(p);
 	}
+	ak_free(s->map);
+	while (s->retired) {
+		struct part_map *m = s->retired;
+
+		s->retired = m->retired;
+		ak_free(m);
+	}
+	pthread_mutex_destroy(&s->split_lock);
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
 		struct radix_tree_iter iter;

@@ -42,6 +42,8 @@ struct store_config {
 	unsigned int hash_bits;		/* initial log2 buckets per shard, 1..30;
 					 * 0: 4 */
 	bool no_evict;			/* -M: refuse instead of evicting */
+	uint64_t part_max;		/* string items a partition of the
+					 * order splits above; 0: 65536 */
 };
 
 enum store_op {
@@ -98,6 +100,8 @@ struct store_stats {
 	uint64_t radix_nodes;		/* radix nodes over all shards */
 	uint64_t rehashing;		/* shards growing their table now */
 	uint64_t nshards;
+	uint64_t partitions;		/* of the string keys' order */
+	uint64_t partition_splits;	/* since the start */
 };
 
 /**

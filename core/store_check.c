@@ -104,11 +104,10 @@ static bool check_hand_locked(const struct shard *sh,
  */
 static bool part_holds(const struct store *s, const struct item *it)
 {
-	struct part *p = part_of(s, item_key(it), it->nkey);
+	struct part *p = part_lock_key(s, item_key(it), it->nkey);
 	const struct rb_node *n;
 	bool found = false;
 
-	part_lock(p);
 	n = p->tree.rb_node;
 	while (n && !found) {
 		const struct item *cur = rb_entry(n, struct item, rbnode);
@@ -124,38 +123,52 @@ static bool part_holds(const struct store *s, const struct item *it)
 
 /*
  * Every partition's rbtree: linked string items in strictly increasing key
- * order, as many as it counts. Return: the items of all of them.
+ * order, as many as it counts, each at or above the partition's lower
+ * bound and below the next one's; the bounds in increasing order, the
+ * first open. Return: 0, and the items of all of them in *@total.
  */
 static int check_parts(struct store *s, uint64_t *total, char *why,
 		       size_t len)
 {
+	const struct part_map *m = map_load(s);
 	unsigned int i;
 
 	*total = 0;
-	for (i = 0; i < s->nparts; i++) {
-		struct part *p = &s->parts[i];
+	if (!m->n || m->parts[0]->nlo)
+		CHECK_FAIL("the first partition has a lower bound");
+	for (i = 0; i < m->n; i++) {
+		struct part *p = m->parts[i];
+		const struct part *next = i + 1 < m->n ? m->parts[i + 1] : NULL;
 		const struct item *it, *prev = NULL;
 		const struct rb_node *node;
 		uint64_t cnt = 0;
 		bool bad = false;
 
+		if (i && (!p->nlo || p->lo_pfx != key_prefix(p->lo, p->nlo) ||
+			  key_bytes_cmp(m->parts[i - 1]->lo,
+					m->parts[i - 1]->nlo, p->lo,
+					p->nlo) >= 0))
+			CHECK_FAIL("partition %u: its bound is out of order", i);
 		part_lock(p);
 		for (node = rb_first(&p->tree); node && !bad;
 		     node = rb_next(node)) {
 			it = rb_entry(node, struct item, rbnode);
 			bad = item_is_int(it) || !(it->iflags & ITEM_LINKED) ||
-			      part_of(s, item_key(it), it->nkey) != p ||
 			      (prev && key_bytes_cmp(item_key(prev), prev->nkey,
-						     item_key(it), it->nkey) >= 0);
+						     item_key(it), it->nkey) >= 0) ||
+			      key_bytes_cmp(item_key(it), it->nkey, p->lo,
+					    p->nlo) < 0 ||
+			      (next && key_bytes_cmp(item_key(it), it->nkey,
+						     next->lo, next->nlo) >= 0);
 			prev = it;
 			cnt++;
 		}
 		bad = bad || cnt != p->count;
 		part_unlock(p);
 		if (bad)
-			CHECK_FAIL("partition %u: a bad item, out of order or "
-				   "miscounted (%llu of %llu)", i,
-				   (unsigned long long)cnt,
+			CHECK_FAIL("partition %u: a bad item, out of order, out "
+				   "of its bounds or miscounted (%llu of %llu)",
+				   i, (unsigned long long)cnt,
 				   (unsigned long long)p->count);
 		*total += cnt;
 	}

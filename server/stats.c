@@ -160,6 +160,8 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "hash_buckets", st->hash_buckets);
 	stat_u64(out, "radix_nodes", st->radix_nodes);
 	stat_u64(out, "shards", st->nshards);
+	stat_u64(out, "partitions", st->partitions);
+	stat_u64(out, "partition_splits", st->partition_splits);
 	stat_str(out, "allocator", ak_alloc_name());
 }
 

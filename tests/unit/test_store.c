@@ -46,6 +46,9 @@ static unsigned int rnd_below(unsigned int n)
 	return (unsigned int)(rnd() % n);
 }
 
+/* part_max of the stores new_store() makes (0: the default) */
+static uint64_t new_part_max;
+
 static struct store *new_store(unsigned int nshards, size_t limit,
 			       bool no_evict, unsigned int hash_bits)
 {
@@ -55,6 +58,7 @@ static struct store *new_store(unsigned int nshards, size_t limit,
 		.nshards = nshards,
 		.hash_bits = hash_bits,
 		.no_evict = no_evict,
+		.part_max = new_part_max,
 	};
 	struct store *s = store_create(&cfg);
 
@@ -1972,6 +1976,216 @@ static void test_threads(unsigned int nshards, size_t limit)
 	store_destroy(s);
 }
 
+/*
+ * Partitions: a store whose partitions split above 4 items. Ranges,
+ * counts and delete_range across many partitions give what one tree
+ * gives, and each split leaves the partitions covering the keyspace.
+ */
+static void test_partition_splits(unsigned int nshards)
+{
+	struct store *s;
+	struct store_bound f, t;
+	struct store_stats st;
+	struct item *out[64];
+	char key[32], lo[32], hi[32];
+	unsigned int i;
+	int n;
+
+	new_part_max = 4;
+	s = new_store(nshards, 0, false, 1);
+	new_part_max = 0;
+	if (!s)
+		return;
+	for (i = 0; i < 1000; i++) {	/* an order the splits do not see */
+		snprintf(key, sizeof(key), "k%04u", (i * 7919) % 1000);
+		CHECK(put(s, key, "v", 0, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+		if (i % 97 == 0)
+			check_store(s, "splits while filling");
+	}
+	for (i = 0; i < 20; i++) {	/* and integer keys beside them */
+		snprintf(key, sizeof(key), "%u", i * 1000);
+		CHECK(put(s, key, "i", 0, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+	}
+	check_store(s, "split");
+	store_stats(s, &st);
+	CHECK_MSG(st.partitions > 100 && st.partitions <= 500 &&
+		  st.partition_splits == st.partitions - 1,
+		  "%" PRIu64 " partitions after %" PRIu64 " splits",
+		  st.partitions, st.partition_splits);
+
+	/* every 50-key window, both ways, and its count */
+	for (i = 0; i + 50 <= 1000; i += 37) {
+		unsigned int j;
+
+		snprintf(lo, sizeof(lo), "k%04u", i);
+		snprintf(hi, sizeof(hi), "k%04u", i + 49);
+		f = bnd(BOUND_INCL, lo);
+		t = bnd(BOUND_INCL, hi);
+		n = store_range(s, &f, &t, false, 64, out);
+		CHECK_MSG(n == 50, "window at %u: %d keys", i, n);
+		for (j = 0; n == 50 && j < 50; j++) {
+			snprintf(key, sizeof(key), "k%04u", i + j);
+			CHECK(out[j]->nkey == 5 &&
+			      !memcmp(item_key(out[j]), key, 5));
+		}
+		while (n > 0)
+			item_put(out[--n]);
+		n = store_range(s, &f, &t, true, 64, out);
+		for (j = 0; n == 50 && j < 50; j++) {
+			snprintf(key, sizeof(key), "k%04u", i + 49 - j);
+			CHECK(!memcmp(item_key(out[j]), key, 5));
+		}
+		CHECK(n == 50);
+		while (n > 0)
+			item_put(out[--n]);
+		CHECK(store_count(s, &f, &t) == 50);
+	}
+	/* the integers come first, the strings after, across the splits */
+	f = bnd(BOUND_INCL, "15000");
+	t = bnd(BOUND_EXCL, "k0003");
+	n = store_range(s, &f, &t, false, 64, out);
+	CHECK(n == 8 && out[0]->nkey == 5 && out[4]->nkey == 5 &&
+	      !memcmp(item_key(out[5]), "k0000", 5));
+	while (n > 0)
+		item_put(out[--n]);
+	f = bnd(BOUND_MIN, NULL);
+	t = bnd(BOUND_MAX, NULL);
+	CHECK(store_count(s, &f, &t) == 1020);
+	/* delete_range over many partitions */
+	f = bnd(BOUND_INCL, "k0100");
+	t = bnd(BOUND_EXCL, "k0900");
+	CHECK(store_delete_range(s, &f, &t) == 800);
+	CHECK(holds(s, "k0099", "v") && holds(s, "k0100", NULL) &&
+	      holds(s, "k0899", NULL) && holds(s, "k0900", "v"));
+	f = bnd(BOUND_MIN, NULL);
+	t = bnd(BOUND_MAX, NULL);
+	CHECK(store_count(s, &f, &t) == 220);
+	check_store(s, "delete_range over partitions");
+	store_destroy(s);
+}
+
+/* A pager and writers that split partitions under it. */
+#define PG_STABLE	3000
+
+struct pg_arg {
+	struct store *s;
+	uint64_t rng;
+	volatile bool *stop;
+};
+
+static void *pg_writer(void *arg)
+{
+	struct pg_arg *a = arg;
+	char key[32];
+
+	while (!*a->stop) {
+		uint64_t r = a->rng = a->rng * 6364136223846793005ULL +
+				      1442695040888963407ULL;
+		unsigned int k = (unsigned int)(r >> 33) % PG_STABLE;
+
+		/* keys between the stable ones, never one of them */
+		snprintf(key, sizeof(key), "p%05u_%u", k,
+			 (unsigned int)(r >> 20) % 8);
+		if (r & 1)
+			put(a->s, key, "w", 0, 0, STORE_OP_SET, 0, NULL);
+		else
+			store_delete(a->s, key, strlen(key));
+	}
+	radix_tree_preload_drain();
+	return NULL;
+}
+
+/*
+ * Paging: every key present and unchanged for the whole paged scan comes
+ * once, never twice, in order, while writers add and delete others and
+ * split partitions between pages.
+ */
+static void test_paging_under_splits(void)
+{
+	static unsigned char seen[PG_STABLE];
+	volatile bool stop = false;
+	struct pg_arg args[2];
+	pthread_t th[2];
+	struct store_stats st;
+	struct store *s;
+	unsigned int i, pass, twice = 0, missed = 0, disorder = 0;
+	char key[32], last[KEY_MAX_LENGTH + 1];
+
+	new_part_max = 8;
+	s = new_store(4, 0, false, 1);
+	new_part_max = 0;
+	if (!s)
+		return;
+	for (i = 0; i < PG_STABLE; i++) {
+		snprintf(key, sizeof(key), "p%05u", i);
+		put(s, key, "s", 0, 0, STORE_OP_SET, 0, NULL);
+	}
+	for (i = 0; i < 2; i++) {
+		args[i].s = s;
+		args[i].rng = rnd() | 1;
+		args[i].stop = &stop;
+		CHECK(pthread_create(&th[i], NULL, pg_writer, &args[i]) == 0);
+	}
+	for (pass = 0; pass < 6; pass++) {
+		bool reverse = pass & 1;
+		size_t nlast = 0;
+
+		memset(seen, 0, sizeof(seen));
+		for (;;) {
+			struct store_bound f = bnd(BOUND_MIN, NULL),
+					   t = bnd(BOUND_MAX, NULL);
+			struct item *out[7];
+			int n, j;
+
+			if (nlast) {
+				struct store_bound b = { BOUND_EXCL, last,
+							 nlast };
+
+				if (reverse)
+					t = b;
+				else
+					f = b;
+			}
+			n = store_range(s, &f, &t, reverse, 7, out);
+			for (j = 0; j < n; j++) {
+				const struct item *it = out[j];
+				unsigned int k;
+
+				if (nlast && (key_bytes_cmp(item_key(it),
+						it->nkey, last, nlast) > 0) ==
+					     reverse)
+					disorder++;
+				memcpy(last, item_key(it), it->nkey);
+				nlast = it->nkey;
+				if (it->nkey == 6 && sscanf(item_key(it) + 1,
+							    "%5u", &k) == 1 &&
+				    k < PG_STABLE && !seen[k]++)
+					continue;
+				twice += it->nkey == 6 && k < PG_STABLE;
+			}
+			for (j = 0; j < n; j++)
+				item_put(out[j]);
+			if (n < 7)
+				break;
+		}
+		for (i = 0; i < PG_STABLE; i++)
+			missed += !seen[i];
+	}
+	stop = true;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	CHECK_MSG(!twice && !missed && !disorder,
+		  "paging under splits: %u twice, %u missed, %u out of order",
+		  twice, missed, disorder);
+	store_stats(s, &st);
+	CHECK_MSG(st.partition_splits > 100, "only %" PRIu64 " splits",
+		  st.partition_splits);
+	check_store(s, "paging under splits");
+	store_destroy(s);
+}
+
 /* incr and append from several threads: no update is lost. */
 #define UPD_THREADS	4
 #define UPD_INCRS	5000
@@ -2142,6 +2356,16 @@ int main(void)
 	test_no_evict(8);
 	test_threads(8, 256 << 10);
 	test_threads(2, 0);
+	test_partition_splits(1);
+	test_partition_splits(16);
+	test_paging_under_splits();
+	/* the same with partitions that split above 4 items */
+	new_part_max = 4;
+	test_model(4, 200000);
+	test_alloc_failures(4, 30000);
+	test_threads(8, 256 << 10);
+	test_threads(2, 0);
+	new_part_max = 0;
 	radix_tree_preload_drain();
 	return check_report();
 }
