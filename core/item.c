@@ -36,7 +36,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 		RB_CLEAR_NODE(&it->rbnode);
 		it->iflags = 0;
 	}
-	it->data_off = (uint8_t)item_data_offset(intkey);
+	it->subtree = 0;
 	it->cas = 0;
 	it->exptime = exptime;
 	it->time = 0;
@@ -44,7 +44,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	it->nbytes = nbytes;
 	it->refcount = 1;
 	it->nkey = (uint8_t)nkey;
-	memcpy((char *)it + it->data_off, key, nkey);
+	memcpy((char *)it + item_data_offset(intkey), key, nkey);
 	return it;
 }
 

@@ -7,12 +7,13 @@
  * its terminator with one iovec straight from the item.
  *
  * The anchors are embedded: hnode (hash chain, string keys) and rbnode (key
- * order, string keys); the shard's CLOCK hand walks the indexes themselves
- * in keyspace order, so no eviction list costs bytes. Integer keys are
- * indexed by the shard's radix tree, by value, and do not use hnode/rbnode:
- * their ikey shares that space (a union), and their block ends the header
- * right after ikey (data_off), so an integer item's hnode and rbnode do not
- * even exist. Nothing that can be computed is stored: the hash of a string
+ * order, string keys, in a partition's rbtree, with subtree, the size of
+ * the subtree it heads); the shard's CLOCK hand walks the indexes
+ * themselves, so no eviction list costs bytes. Integer keys are indexed by
+ * the shard's radix tree, by value, and do not use hnode/rbnode: their
+ * ikey shares that space (a union), and their block ends the header right
+ * after ikey (item_data_offset(), told by ITEM_INTKEY), so an integer
+ * item's hnode and rbnode do not even exist. Nothing that can be computed is stored: the hash of a string
  * key is recomputed when needed, the block's size comes from the shape.
  *
  * Lifetime: an item is born with one reference, its creator's. Linking it
@@ -68,7 +69,12 @@ struct item {
 	uint32_t refcount;		/* atomic */
 	uint8_t nkey;			/* key length, 1..250 */
 	uint8_t iflags;			/* enum item_iflags; ACCESSED is relaxed */
-	uint8_t data_off;		/* where the key starts: item_data_offset() */
+	/*
+	 * String keys: items in the rbtree subtree this item heads, counted
+	 * modulo 2^16 (a partition's ranks, see part_rank_locked()); under
+	 * its partition's lock.
+	 */
+	uint16_t subtree;
 	union {
 		struct {		/* string keys */
 			struct slist_node hnode; /* hash chain */
@@ -111,7 +117,12 @@ static inline size_t item_data_offset(bool intkey)
  */
 static inline const char *item_key(const struct item *it)
 {
-	return (const char *)it + it->data_off;
+	/* ITEM_INTKEY never changes; other bits may, hence the relaxed load */
+	unsigned int intkey = __atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
+			      ITEM_INTKEY;
+
+	return (const char *)it + ITEM_STR_DATA -
+	       intkey * ((ITEM_STR_DATA - ITEM_INT_DATA) / ITEM_INTKEY);
 }
 
 /**
@@ -120,12 +131,12 @@ static inline const char *item_key(const struct item *it)
  */
 static inline char *item_value(struct item *it)
 {
-	return (char *)it + it->data_off + it->nkey;
+	return (char *)item_key(it) + it->nkey;
 }
 
 static inline const char *item_value_const(const struct item *it)
 {
-	return (const char *)it + it->data_off + it->nkey;
+	return item_key(it) + it->nkey;
 }
 
 /**

@@ -474,6 +474,91 @@ static void strs_walk(struct store *s, struct span *sp, bool reverse,
 	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Items of @p below the lower limit @lo, modulo 2^16: a descent. */
+static uint16_t part_rank_below_locked(const struct part *p,
+				       const struct sbound *lo)
+{
+	const struct rb_node *n = p->tree.rb_node;
+	uint16_t r = 0;
+
+	ak_lock_assert_held(&p->lock);
+	if (lo->open)
+		return 0;
+	while (n) {
+		if (sbound_above(lo, rb_entry(n, struct item, rbnode))) {
+			n = n->rb_left;
+		} else {
+			r += 1 + node_subtree(n->rb_left);
+			n = n->rb_right;
+		}
+	}
+	return r;
+}
+
+/* Items of @p at or below the upper limit @hi, modulo 2^16: a descent. */
+static uint16_t part_rank_upto_locked(const struct part *p,
+				      const struct sbound *hi)
+{
+	const struct rb_node *n = p->tree.rb_node;
+	uint16_t r = 0;
+
+	ak_lock_assert_held(&p->lock);
+	if (hi->open)
+		return (uint16_t)p->count;
+	while (n) {
+		if (sbound_below(hi, rb_entry(n, struct item, rbnode))) {
+			r += 1 + node_subtree(n->rb_left);
+			n = n->rb_right;
+		} else {
+			n = n->rb_left;
+		}
+	}
+	return r;
+}
+
+/*
+ * The linked string items of @sp, from the partitions' counts: the whole
+ * count of each partition inside the span, and in the two at its ends
+ * the difference of two ranks (subtree sizes are kept modulo 2^16, so
+ * the difference is exact while the partition holds fewer items). Only
+ * right while every linked item is live (no doubtful item anywhere).
+ * Return: false when it cannot say (a partition too large, or a split
+ * under way); *@n is then unchanged and the caller walks.
+ */
+static bool strs_count_ranked(struct store *s, const struct span *sp,
+			      uint64_t *n)
+{
+	const struct sbound open = { .open = true };
+	unsigned int i, first, last;
+	struct part_map *m;
+	uint64_t sum = 0;
+	bool ok = true;
+
+	__atomic_fetch_add(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	m = map_load(s);
+	first = map_find_span(m, sp, false);
+	last = map_find_span(m, sp, true);
+	for (i = first; ok && i <= last; i++) {
+		struct part *p = m->parts[i];
+
+		part_lock(p);
+		if (map_load(s) != m || p->count > UINT16_MAX)
+			ok = false;
+		else if (i != first && i != last)
+			sum += p->count;
+		else
+			sum += (uint16_t)(part_rank_upto_locked(p,
+					i == last ? &sp->shi : &open) -
+				part_rank_below_locked(p,
+					i == first ? &sp->slo : &open));
+		part_unlock(p);
+	}
+	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	if (ok)
+		*n += sum;
+	return ok;
+}
+
 /* ---- integer keys: the shards' radix trees ---- */
 
 static int item_order(const struct item *a, const struct item *b,
@@ -714,9 +799,14 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
 	for (i = 0; i < s->cfg.nshards; i++)
 		n += shard_count_ints(s, &s->shards[i], &base, &strs,
 				      &doubtful);
-	/* the string part, unbounded and all live: the shards' totals */
-	if (base.strs && !doubtful && base.slo.open && base.shi.open)
-		return n + strs;
+	/* the string part, all live: the shards' totals when unbounded,
+	 * else the partitions' counts and ranks */
+	if (base.strs && !doubtful) {
+		if (base.slo.open && base.shi.open)
+			return n + strs;
+		if (strs_count_ranked(s, &base, &n))
+			return n;
+	}
 	base.ints = false;
 	strs_walk(s, &base, false, count_str_fn, &n);
 	return n;

@@ -28,6 +28,7 @@
 #include "rbtree_augmented.h"
 
 #include <assert.h>
+#include <limits.h>
 
 /* ---- the colour bit and the parent pointer share rb_parent_color ---- */
 
@@ -239,6 +240,12 @@ void rb_insert_augmented(struct rb_node *node, struct rb_root *root,
 {
 	/* the new leaf and every ancestor: their subtrees gained it */
 	aug->propagate(node, NULL);
+	rb_insert_fixup(node, root, aug);
+}
+
+void rb_insert_augmented_path(struct rb_node *node, struct rb_root *root,
+			      const struct rb_augment_callbacks *aug)
+{
 	rb_insert_fixup(node, root, aug);
 }
 
@@ -577,4 +584,47 @@ struct rb_node *rb_next_postorder(const struct rb_node *node)
 	if (parent && node == parent->rb_left && parent->rb_right)
 		return rb_deepest_first(parent->rb_right);
 	return parent;
+}
+
+/* ---- a tree built whole from nodes in order ---- */
+
+static struct rb_node *rb_build(struct rb_node **nodes, size_t lo, size_t hi,
+				struct rb_node *parent, unsigned int depth,
+				unsigned int red_depth,
+				const struct rb_augment_callbacks *aug)
+{
+	struct rb_node *node;
+	size_t mid;
+
+	if (lo >= hi)
+		return NULL;
+	mid = lo + (hi - lo) / 2;
+	node = nodes[mid];
+	node->rb_parent_color = (uintptr_t)parent |
+				(depth == red_depth ? RB_RED : RB_BLACK);
+	node->rb_left = rb_build(nodes, lo, mid, node, depth + 1, red_depth,
+				 aug);
+	node->rb_right = rb_build(nodes, mid + 1, hi, node, depth + 1,
+				  red_depth, aug);
+	if (aug)
+		aug->propagate(node, parent);	/* this node only */
+	return node;
+}
+
+void rb_build_balanced(struct rb_node **nodes, size_t n, struct rb_root *root,
+		       const struct rb_augment_callbacks *aug)
+{
+	unsigned int depth = 0;
+
+	/*
+	 * Halving keeps the two subtrees of every node within one node of
+	 * each other, so every NIL is at depth d or d + 1, d the deepest
+	 * level of nodes: all black but that level, red when it is not full
+	 * (n + 1 not a power of two), gives every path the same blacks.
+	 */
+	while (((size_t)2 << depth) <= n)
+		depth++;
+	if (((n + 1) & n) == 0)
+		depth = UINT_MAX;	/* a full tree: all black */
+	root->rb_node = rb_build(nodes, 0, n, NULL, 0, depth, aug);
 }

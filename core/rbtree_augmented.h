@@ -66,6 +66,23 @@ void rb_insert_augmented(struct rb_node *node, struct rb_root *root,
 			 const struct rb_augment_callbacks *aug);
 
 /**
+ * rb_insert_augmented_path() - rebalance after rb_link_node(), when the
+ * user's search has already set the values on its way down
+ * @node: the node just linked, its value set (as a leaf)
+ * @root: its tree
+ * @aug:  the tree's callbacks
+ *
+ * The kernel's rb_insert_augmented(): a search that adds to each node it
+ * passes (a subtree size: one more) leaves every ancestor right, and
+ * recomputing them again would read each one's other child, a cache miss
+ * per level. Only the rotations call @aug->rotate. O(log n).
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ */
+void rb_insert_augmented_path(struct rb_node *node, struct rb_root *root,
+			      const struct rb_augment_callbacks *aug);
+
+/**
  * rb_erase_augmented() - unlink @node and rebalance, keeping values
  * @node: a node on @root
  * @root: the tree
@@ -78,6 +95,24 @@ void rb_insert_augmented(struct rb_node *node, struct rb_root *root,
  */
 void rb_erase_augmented(struct rb_node *node, struct rb_root *root,
 			const struct rb_augment_callbacks *aug);
+
+/**
+ * rb_build_balanced() - make a tree of nodes given in order, in O(n)
+ * @nodes: @n nodes in the tree's order, on no tree (or on one being
+ *         thrown away: every field of theirs is written)
+ * @n:     how many
+ * @root:  the tree to make; whatever it held is forgotten
+ * @aug:   the tree's callbacks, or NULL for a plain tree: each node's
+ *         value is computed once its children are in place
+ *
+ * No comparison and no rotation: every node's two subtrees hold the same
+ * number of nodes or one apart, so the height is the least possible. For
+ * a split of one tree in two, or a bulk load of sorted input.
+ *
+ * Context: the caller holds whatever lock guards the tree.
+ */
+void rb_build_balanced(struct rb_node **nodes, size_t n, struct rb_root *root,
+		       const struct rb_augment_callbacks *aug);
 
 /**
  * rb_replace_node_augmented() - put @new in @victim's place, with its value

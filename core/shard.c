@@ -10,6 +10,8 @@
  */
 #include "shard.h"
 
+#include "rbtree_augmented.h"
+
 #define REHASH_STEP		2	/* old buckets moved per write while growing */
 
 #ifdef AK_LOCK_DEBUG
@@ -17,6 +19,16 @@ __thread unsigned int ak_shards_held, ak_parts_held;
 #endif
 
 /* ---- a string item in its partition's order ---- */
+
+/* A partition's rbtree keeps each item's subtree size, modulo 2^16. */
+static uint16_t item_subtree(const struct item *it)
+{
+	return (uint16_t)(1 + node_subtree(it->rbnode.rb_left) +
+			  node_subtree(it->rbnode.rb_right));
+}
+
+RB_DECLARE_CALLBACKS(static, subtree_cb, struct item, rbnode, subtree,
+		     item_subtree);
 
 /* Return: whether the partition has grown past store->part_max. */
 bool order_insert_locked(struct store *s, struct shard *sh, struct item *it)
@@ -30,14 +42,16 @@ bool order_insert_locked(struct store *s, struct shard *sh, struct item *it)
 		struct item *cur = rb_entry(*link, struct item, rbnode);
 
 		parent = *link;
+		cur->subtree++;		/* it goes below cur */
 		if (key_bytes_cmp(item_key(it), it->nkey, item_key(cur),
 				  cur->nkey) < 0)
 			link = &(*link)->rb_left;
 		else
 			link = &(*link)->rb_right;
 	}
+	it->subtree = 1;
 	rb_link_node(&it->rbnode, parent, link);
-	rb_insert_color(&it->rbnode, &p->tree);
+	rb_insert_augmented_path(&it->rbnode, &p->tree, &subtree_cb);
 	big = ++p->count > s->part_max;
 	part_unlock(p);
 	return big;
@@ -50,7 +64,8 @@ void order_replace_locked(struct store *s, struct shard *sh,
 	struct part *p = part_lock_key(s, item_key(it), it->nkey);
 
 	ak_lock_assert_held(&sh->lock);
-	rb_replace_node(&old->rbnode, &it->rbnode, &p->tree);
+	rb_replace_node_augmented(&old->rbnode, &it->rbnode, &p->tree,
+				  &subtree_cb);
 	part_unlock(p);
 	RB_CLEAR_NODE(&old->rbnode);
 }
@@ -60,7 +75,7 @@ void order_erase_locked(struct store *s, struct shard *sh, struct item *it)
 	struct part *p = part_lock_key(s, item_key(it), it->nkey);
 
 	ak_lock_assert_held(&sh->lock);
-	rb_erase(&it->rbnode, &p->tree);
+	rb_erase_augmented(&it->rbnode, &p->tree, &subtree_cb);
 	p->count--;
 	part_unlock(p);
 	RB_CLEAR_NODE(&it->rbnode);
@@ -85,34 +100,30 @@ struct part *part_new(const char *lo, size_t nlo)
 }
 
 /*
- * Move the upper half of @p's items into the empty @np, largest first,
- * each linked as @np's new leftmost node; @np's lower bound becomes the
+ * Split @p's items, listed in order in @nodes (room for p->count), in two:
+ * the lower half stays, the upper half goes to the empty @np, each tree
+ * built again balanced (rb_build_balanced(): an in-order walk and a
+ * build, no rotation and no erase); @np's lower bound becomes the
  * smallest key moved.
  */
-static void part_move_upper_half(struct part *p, struct part *np)
+static void part_halve_locked(struct part *p, struct part *np,
+			      struct rb_node **nodes)
 {
-	uint64_t n = p->count - p->count / 2, i;
-	struct rb_node *node = rb_last(&p->tree), *first = NULL;
-	struct item *it = NULL;
+	size_t n = 0, keep;
+	struct rb_node *node;
+	struct item *it;
 
 	ak_lock_assert_held(&p->lock);
-	for (i = 0; i < n && node; i++) {
-		struct rb_node *prev = rb_prev(node);
-
-		rb_erase(node, &p->tree);
-		rb_link_node(node, first, first ? &first->rb_left :
-						  &np->tree.rb_node);
-		rb_insert_color(node, &np->tree);
-		first = node;
-		node = prev;
-	}
-	p->count -= i;
-	np->count = i;
-	if (first)
-		it = rb_entry(first, struct item, rbnode);
-	np->nlo = it ? it->nkey : 0;
-	if (it)
-		memcpy(np->lo, item_key(it), it->nkey);
+	for (node = rb_first(&p->tree); node; node = rb_next(node))
+		nodes[n++] = node;
+	keep = n / 2;
+	rb_build_balanced(nodes, keep, &p->tree, &subtree_cb);
+	rb_build_balanced(nodes + keep, n - keep, &np->tree, &subtree_cb);
+	p->count = keep;
+	np->count = n - keep;
+	it = rb_entry(nodes[keep], struct item, rbnode);
+	np->nlo = it->nkey;
+	memcpy(np->lo, item_key(it), it->nkey);
 	np->lo_pfx = key_prefix(np->lo, np->nlo);
 }
 
@@ -150,7 +161,9 @@ static void maps_reclaim(struct store *s)
 void part_split(struct store *s, const char *key, size_t nkey)
 {
 	struct part_map *m, *nm = NULL;
+	struct rb_node **nodes = NULL;
 	struct part *p, *np = NULL;
+	uint64_t room = 0;
 	unsigned int i;
 
 	pthread_mutex_lock(&s->split_lock);
@@ -163,12 +176,23 @@ void part_split(struct store *s, const char *key, size_t nkey)
 		goto out;
 	i = map_find(m, key, nkey);
 	p = m->parts[i];
-	part_lock(p);
-	if (p->count <= s->part_max || p->count < 2) {
+	for (;;) {
+		part_lock(p);
+		if (p->count <= s->part_max || p->count < 2) {
+			part_unlock(p);
+			goto out;	/* another split came first */
+		}
+		if (p->count <= room)
+			break;
+		/* the list of its nodes is allocated outside its lock */
+		room = p->count + p->count / 8 + 64;
 		part_unlock(p);
-		goto out;	/* another split came first */
+		ak_free(nodes);
+		nodes = ak_malloc(room * sizeof(*nodes));
+		if (!nodes)
+			goto out;
 	}
-	part_move_upper_half(p, np);
+	part_halve_locked(p, np, nodes);
 	nm->n = m->n + 1;
 	nm->retired = NULL;
 	memcpy(nm->parts, m->parts, (i + 1) * sizeof(nm->parts[0]));
@@ -185,6 +209,7 @@ void part_split(struct store *s, const char *key, size_t nkey)
 	maps_reclaim(s);
 out:
 	pthread_mutex_unlock(&s->split_lock);
+	ak_free(nodes);
 	ak_free(np);
 	ak_free(nm);
 }

@@ -278,6 +278,12 @@ static inline uint64_t key_prefix(const char *key, size_t nkey)
 	return v;
 }
 
+/* The subtree size of the item at @n (0: none), modulo 2^16. */
+static inline uint16_t node_subtree(const struct rb_node *n)
+{
+	return n ? rb_entry(n, struct item, rbnode)->subtree : 0;
+}
+
 /* The current partitions; see struct part_map for how long they stay. */
 static inline struct part_map *map_load(const struct store *s)
 {

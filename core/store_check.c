@@ -65,7 +65,7 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 		CHECK_FAIL("shard %u: indexed item not linked here", sh->index);
 	if (item_is_int(it)) {
 		if (!key_is_integer(item_key(it), it->nkey, &v) ||
-		    v != it->ikey || it->data_off != ITEM_INT_DATA)
+		    v != it->ikey || item_key(it) != (const char *)it + ITEM_INT_DATA)
 			CHECK_FAIL("shard %u: bad integer key", sh->index);
 		if (radix_tree_lookup(&sh->ints, it->ikey) != it)
 			CHECK_FAIL("shard %u: integer item %llu not in its "
@@ -73,7 +73,7 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 				   (unsigned long long)it->ikey);
 	} else {
 		if (key_is_integer(item_key(it), it->nkey, NULL) ||
-		    it->data_off != ITEM_STR_DATA)
+		    item_key(it) != (const char *)it + ITEM_STR_DATA)
 			CHECK_FAIL("shard %u: bad string key", sh->index);
 		if (!bucket_holds(htable_bucket(&sh->ht, k.hash), it))
 			CHECK_FAIL("shard %u: string item not in its bucket",
@@ -123,8 +123,8 @@ static bool part_holds(const struct store *s, const struct item *it)
 
 /*
  * Every partition's rbtree: linked string items in strictly increasing key
- * order, as many as it counts, each at or above the partition's lower
- * bound and below the next one's; the bounds in increasing order, the
+ * order, as many as it counts, each with the size of its subtree (modulo
+ * 2^16), at or above the partition's lower bound and below the next one's; the bounds in increasing order, the
  * first open. Return: 0, and the items of all of them in *@total.
  */
 static int check_parts(struct store *s, uint64_t *total, char *why,
@@ -159,7 +159,10 @@ static int check_parts(struct store *s, uint64_t *total, char *why,
 			      key_bytes_cmp(item_key(it), it->nkey, p->lo,
 					    p->nlo) < 0 ||
 			      (next && key_bytes_cmp(item_key(it), it->nkey,
-						     next->lo, next->nlo) >= 0);
+						     next->lo, next->nlo) >= 0) ||
+			      it->subtree != (uint16_t)(1 +
+					node_subtree(node->rb_left) +
+					node_subtree(node->rb_right));
 			prev = it;
 			cnt++;
 		}
@@ -167,7 +170,8 @@ static int check_parts(struct store *s, uint64_t *total, char *why,
 		part_unlock(p);
 		if (bad)
 			CHECK_FAIL("partition %u: a bad item, out of order, out "
-				   "of its bounds or miscounted (%llu of %llu)",
+				   "of its bounds, a wrong subtree size, or "
+				   "miscounted (%llu of %llu)",
 				   i, (unsigned long long)cnt,
 				   (unsigned long long)p->count);
 		*total += cnt;

@@ -1100,18 +1100,30 @@ static uint32_t tree_rank(const struct rb_root *root, uint64_t key)
 	return below;
 }
 
-/* Links @new (whose key is absent) by the user's search, augmented. */
+/*
+ * Links @new (whose key is absent) by the user's search, augmented: for
+ * odd keys the search counts @new in each node it passes and calls
+ * rb_insert_augmented_path(), for even ones rb_insert_augmented() does it.
+ */
 static void aug_insert(struct rb_root *root, struct tnode *new)
 {
 	struct rb_node **link = &root->rb_node, *parent = NULL;
+	bool path = new->key & 1;
 
 	while (*link) {
 		parent = *link;
+		if (path)
+			rb_entry(parent, struct tnode, rb)->size++;
 		link = new->key < key_of(parent) ? &parent->rb_left :
 						   &parent->rb_right;
 	}
 	rb_link_node(&new->rb, parent, link);
-	rb_insert_augmented(&new->rb, root, &tsize_cb);
+	if (path) {
+		new->size = 1;
+		rb_insert_augmented_path(&new->rb, root, &tsize_cb);
+	} else {
+		rb_insert_augmented(&new->rb, root, &tsize_cb);
+	}
 }
 
 /*
@@ -1189,6 +1201,69 @@ static void test_augmented(uint64_t seed)
 	ak_free(node);
 }
 
+/* Levels of nodes below and at @n. */
+static unsigned int tree_depth(const struct rb_node *n)
+{
+	unsigned int l, r;
+
+	if (!n)
+		return 0;
+	l = tree_depth(n->rb_left);
+	r = tree_depth(n->rb_right);
+	return 1 + (l > r ? l : r);
+}
+
+/*
+ * rb_build_balanced() of every size up to 600 (full trees among them),
+ * plain and augmented: a valid red-black tree of the nodes in their order,
+ * every subtree size right, no deeper than a balanced tree can be; and it
+ * keeps working as a tree: inserts and erases after it stay valid.
+ */
+static void test_build_balanced(void)
+{
+	enum { MAX = 600 };
+	struct tnode **t = ak_calloc(MAX + 1, sizeof(*t));
+	struct rb_node **nodes = ak_calloc(MAX, sizeof(*nodes));
+	unsigned long bad = 0, bad_depth = 0;
+	size_t n, i;
+
+	for (n = 0; n <= MAX; n++) {
+		bool aug = n % 2;
+		struct rb_root root = RB_ROOT;
+		unsigned int levels = 0;
+
+		for (i = 0; i < n; i++) {
+			t[i] = tnode_new(2 * i);
+			t[i]->size = 0;
+			nodes[i] = &t[i]->rb;
+		}
+		rb_build_balanced(nodes, n, &root, aug ? &tsize_cb : NULL);
+		while (((size_t)1 << levels) <= n)
+			levels++;	/* a balanced tree has this many */
+		if (!rb_valid(&root, n, "built") ||
+		    (aug && sizes_check(root.rb_node) != n))
+			bad++;
+		if (tree_depth(root.rb_node) != levels)
+			bad_depth++;
+		if (aug && n > 2) {	/* then used as any augmented tree */
+			t[n] = tnode_new(2 * (n / 2) + 1);
+			aug_insert(&root, t[n]);
+			rb_erase_augmented(&t[0]->rb, &root, &tsize_cb);
+			if (!rb_valid(&root, n, "built, then changed") ||
+			    sizes_check(root.rb_node) != n)
+				bad++;
+			ak_free(t[n]);
+		}
+		for (i = 0; i < n; i++)
+			ak_free(t[i]);
+	}
+	CHECK_MSG(bad == 0, "%lu built trees were wrong", bad);
+	CHECK_MSG(bad_depth == 0, "%lu built trees deeper than balanced",
+		  bad_depth);
+	ak_free(t);
+	ak_free(nodes);
+}
+
 int main(void)
 {
 	const char *env = getenv("AK_TEST_SEED");
@@ -1209,5 +1284,6 @@ int main(void)
 	test_postorder();
 	test_random(seed);
 	test_augmented(seed);
+	test_build_balanced();
 	return check_report();
 }
