@@ -148,6 +148,12 @@ static void maps_reclaim(struct store *s)
 		s->retired = m->retired;
 		ak_free(m);
 	}
+	while (s->retired_parts) {
+		struct part *p = s->retired_parts;
+
+		s->retired_parts = p->retired;
+		ak_free(p);
+	}
 }
 
 /*
@@ -351,3 +357,107 @@ struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh)
 	}
 	return done;
 }
+
+/* A new map: @m without its partition @i. */
+static void map_copy_without(struct part_map *nm, const struct part_map *m,
+			     unsigned int i)
+{
+	nm->n = m->n - 1;
+	nm->retired = NULL;
+	memcpy(nm->parts, m->parts, i * sizeof(nm->parts[0]));
+	memcpy(nm->parts + i, m->parts + i + 1,
+	       (m->n - i - 1) * sizeof(nm->parts[0]));
+}
+
+/*
+ * Merge partitions @i and @i + 1 of the current map into @i, if between
+ * them they hold at most part_max / 2 items: both locks (the lower first),
+ * an in-order list of both trees' nodes, one balanced tree built from it;
+ * the new map is published before the locks go, and the upper partition
+ * is retired with the old map (a writer may still be waiting on its
+ * lock: it will see the map changed, and look again).
+ * Context: the split mutex is held, no shard or partition lock.
+ * Return: whether they merged.
+ */
+static bool part_merge_locked(struct store *s, unsigned int i, uint64_t room)
+{
+	struct part_map *m = s->map, *nm;
+	struct part *p = m->parts[i], *q = m->parts[i + 1];
+	struct rb_node **nodes, *node;
+	bool merged = false;
+	size_t n = 0;
+
+	nm = ak_malloc(sizeof(*nm) + (m->n - 1) * sizeof(nm->parts[0]));
+	nodes = ak_malloc((room ? room : 1) * sizeof(*nodes));
+	if (!nm || !nodes)
+		goto out;
+	part_lock(p);
+	part_lock_nested(q);
+	if (p->count + q->count <= s->part_max / 2 &&
+	    p->count + q->count <= room) {
+		for (node = rb_first(&p->tree); node; node = rb_next(node))
+			nodes[n++] = node;
+		for (node = rb_first(&q->tree); node; node = rb_next(node))
+			nodes[n++] = node;
+		rb_build_balanced(nodes, n, &p->tree, &subtree_cb);
+		q->tree = RB_ROOT;
+		p->count = n;
+		q->count = 0;
+		map_copy_without(nm, m, i + 1);
+		__atomic_store_n(&s->map, nm, __ATOMIC_SEQ_CST);
+		merged = true;
+	}
+	part_unlock(q);
+	part_unlock(p);
+	if (merged) {
+		nm = NULL;
+		m->retired = s->retired;
+		s->retired = m;
+		q->retired = s->retired_parts;
+		s->retired_parts = q;
+		s->merges++;
+	}
+out:
+	ak_free(nodes);
+	ak_free(nm);
+	return merged;
+}
+
+/*
+ * Merge up to @max pairs of neighbouring partitions that hold at most
+ * part_max / 2 items between them, then free what the merges retired
+ * once nobody can read it (maps_reclaim()).
+ * Context: no lock held; takes the split mutex, then partition locks one
+ * or two at a time, then each shard lock in turn.
+ * Return: the merges done.
+ */
+unsigned int parts_tidy(struct store *s, unsigned int max)
+{
+	unsigned int i = 0, done = 0;
+	uint64_t prev = UINT64_MAX;
+
+	pthread_mutex_lock(&s->split_lock);
+	while (done < max && i < s->map->n) {
+		struct part *p = s->map->parts[i];
+		uint64_t count;
+
+		part_lock(p);
+		count = p->count;
+		part_unlock(p);
+		/* prev: the count of partition i - 1, read just before */
+		if (prev <= s->part_max / 2 && prev + count <= s->part_max / 2 &&
+		    part_merge_locked(s, i - 1, prev + count + 64)) {
+			done++;
+			prev = UINT64_MAX;	/* look at the merged one again */
+			i--;
+			continue;
+		}
+		prev = count;
+		i++;
+	}
+	if (done)
+		maps_reclaim(s);
+	pthread_mutex_unlock(&s->split_lock);
+	return done;
+}
+

@@ -8,7 +8,9 @@
  *
  * Lock order: a shard lock, then a partition lock; never the other way.
  * A thread holds at most one shard lock and at most one partition lock at
- * a time (the debug build asserts both: shard_lock(), part_lock()). The
+ * a time (the debug build asserts both: shard_lock(), part_lock()), but
+ * a merge, which holds the split mutex and no shard lock, and takes two
+ * neighbouring partitions' locks, the lower first (part_lock_nested()). The
  * string keys' order lives in partitions (struct part), not in the
  * shards: a store, replace or unlink of a string item takes its shard
  * lock, then its partition's for the rbtree; a range or count over string
@@ -127,7 +129,10 @@ struct shard {
  * whose keys fall in it, over every shard. The partitions split the order
  * by key range: each holds the keys from its lower bound (lo, fixed for
  * its life; the first partition has none) up to the next one's. One that
- * grows past store->part_max items splits in two (part_split()).
+ * grows past store->part_max items splits in two (part_split()); two
+ * neighbours that hold at most half that between them merge into the
+ * lower one (part_merge_locked(), from store_tidy_partitions()), and the
+ * upper one is freed with the map that listed it.
  */
 struct part {
 	struct ak_lock lock;
@@ -135,6 +140,7 @@ struct part {
 	struct rb_root tree;		/* string items in memcmp order */
 	uint64_t count;			/* items in tree */
 	/* immutable once the partition is in a map */
+	struct part *retired;		/* merged away: the next one to free */
 	uint64_t lo_pfx;		/* key_prefix() of lo */
 	uint8_t nlo;			/* 0: the first partition, no bound */
 	char lo[KEY_MAX_LENGTH];
@@ -160,7 +166,9 @@ struct store {
 	unsigned int map_readers;	/* atomic: string walks under way */
 	pthread_mutex_t split_lock;	/* serialises part_split() */
 	struct part_map *retired;	/* under split_lock: maps to free */
+	struct part *retired_parts;	/* under split_lock: to free too */
 	uint64_t splits;		/* under split_lock */
+	uint64_t merges;		/* under split_lock */
 	void *mem;			/* the block holding store and shards */
 	unsigned int shard_bits;
 	uint32_t shard_mask;
@@ -250,6 +258,16 @@ static inline void part_lock(struct part *p)
 {
 #ifdef AK_LOCK_DEBUG
 	assert(!ak_parts_held);	/* one partition lock at a time */
+	ak_parts_held++;
+#endif
+	ak_lock_acquire(&p->lock);
+}
+
+/* A second partition lock: only a merge, the upper of two neighbours. */
+static inline void part_lock_nested(struct part *p)
+{
+#ifdef AK_LOCK_DEBUG
+	assert(ak_parts_held == 1);
 	ak_parts_held++;
 #endif
 	ak_lock_acquire(&p->lock);
@@ -558,6 +576,7 @@ void order_replace_locked(struct store *s, struct shard *sh,
 void order_erase_locked(struct store *s, struct shard *sh, struct item *it);
 struct part *part_new(const char *lo, size_t nlo);
 void part_split(struct store *s, const char *key, size_t nkey);
+unsigned int parts_tidy(struct store *s, unsigned int max);
 
 /* shard.c: taking an item off the indexes, the hands, hash table steps */
 void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,

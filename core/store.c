@@ -590,6 +590,7 @@ void store_stats(struct store *s, struct store_stats *st)
 	pthread_mutex_lock(&s->split_lock);	/* the map stays */
 	st->partitions = s->map->n;
 	st->partition_splits = s->splits;
+	st->partition_merges = s->merges;
 	pthread_mutex_unlock(&s->split_lock);
 }
 
@@ -642,6 +643,11 @@ void store_stats_reset(struct store *s)
 		sh->reclaimed = 0;
 		shard_unlock(sh);
 	}
+}
+
+unsigned int store_tidy_partitions(struct store *s, unsigned int max)
+{
+	return parts_tidy(s, max);
 }
 
 size_t store_memory_used(const struct store *s)
@@ -740,6 +746,12 @@ void store_destroy(struct store *s)
 
 		s->retired = m->retired;
 		ak_free(m);
+	}
+	while (s->retired_parts) {
+		struct part *p = s->retired_parts;
+
+		s->retired_parts = p->retired;
+		ak_free(p);
 	}
 	pthread_mutex_destroy(&s->split_lock);
 	for (i = 0; i < s->cfg.nshards; i++) {

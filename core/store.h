@@ -102,6 +102,7 @@ struct store_stats {
 	uint64_t nshards;
 	uint64_t partitions;		/* of the string keys' order */
 	uint64_t partition_splits;	/* since the start */
+	uint64_t partition_merges;	/* since the start */
 };
 
 /**
@@ -328,6 +329,22 @@ int store_incr_decr(struct store *s, struct store_arith *a);
  * flushes); lookups read the flush state lock free.
  */
 void store_flush_all(struct store *s, rel_time_t when);
+
+/**
+ * store_tidy_partitions() - merge partitions of the order that shrank
+ * @s:   the store
+ * @max: merges to do at most
+ *
+ * Two neighbouring partitions that hold at most half of what makes one
+ * split (store_config.part_max) between them become one, so that deletes
+ * do not leave many near-empty partitions behind. Call it periodically
+ * (the server does, on its clock).
+ *
+ * Context: takes the store's split mutex, one or two partition locks at
+ * a time, and each shard lock in turn; allocates outside them.
+ * Return: the merges done.
+ */
+unsigned int store_tidy_partitions(struct store *s, unsigned int max);
 
 /**
  * store_expire_step() - reclaim expired and flushed items, a slice at a time

@@ -46,6 +46,7 @@
 #include "worker.h"
 
 #define EXPIRE_SLICE		4096	/* items examined per store_expire_step() */
+#define TIDY_MERGES		4	/* partition merges per clock tick */
 #define EXPIRE_TICK_US		5000	/* time the clock may spend reclaiming */
 
 static void load_settings(int argc, char **argv)
@@ -136,6 +137,8 @@ static void on_clock(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	store_set_time(srv->store, time(NULL));
+	/* partitions that deletes left small join their neighbours */
+	store_tidy_partitions(srv->store, TIDY_MERGES);
 	/* reclaim in slices while there is something to reclaim */
 	for (round = 0; round < 64; round++) {
 		if (!store_expire_step(srv->store, EXPIRE_SLICE))

@@ -162,6 +162,7 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "shards", st->nshards);
 	stat_u64(out, "partitions", st->partitions);
 	stat_u64(out, "partition_splits", st->partition_splits);
+	stat_u64(out, "partition_merges", st->partition_merges);
 	stat_str(out, "allocator", ak_alloc_name());
 }
 

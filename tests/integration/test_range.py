@@ -410,7 +410,8 @@ def test_range_stats(rc):
     own = rc.stats("anchorkv")
     for name in ("cmd_range", "cmd_count", "cmd_delete_range", "range_items",
                  "curr_int_items", "curr_str_items", "index_bytes",
-                 "shards", "partitions", "partition_splits"):
+                 "shards", "partitions", "partition_splits",
+                 "partition_merges"):
         assert own[name].isdigit(), name
     assert own["curr_int_items"] == "5"
     assert int(own["range_items"]) >= int(s1["range_items"])

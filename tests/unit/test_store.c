@@ -1399,6 +1399,7 @@ static void m_step(struct store *s, bool inject)
 		m_advance(s, rnd_below(3));
 	} else if (r < 840) {
 		store_expire_step(s, rnd_below(200));
+		store_tidy_partitions(s, rnd_below(3));
 	} else {			/* more gets: the common case */
 		it = store_get(s, key, nkey, NULL);
 		MCHECK(!!it == live, "get2 %.*s", (int)nkey, key);
@@ -1910,6 +1911,7 @@ static void *mt_thread(void *arg)
 				store_count(a->s, &f, &t);
 		} else {
 			store_expire_step(a->s, 64);
+			store_tidy_partitions(a->s, 2);
 		}
 	}
 	radix_tree_preload_drain();
@@ -2063,6 +2065,46 @@ static void test_partition_splits(unsigned int nshards)
 	t = bnd(BOUND_MAX, NULL);
 	CHECK(store_count(s, &f, &t) == 220);
 	check_store(s, "delete_range over partitions");
+
+	/* what the deletes left small merges, a few at a time */
+	{
+		uint64_t before;
+		unsigned int rounds = 0;
+
+		store_stats(s, &st);
+		before = st.partitions;
+		while (store_tidy_partitions(s, 3) && rounds < 1000) {
+			rounds++;
+			if (rounds % 10 == 0)
+				check_store(s, "merging");
+		}
+		store_stats(s, &st);
+		CHECK_MSG(st.partitions < before - 150 &&
+			  st.partition_merges == before - st.partitions,
+			  "%" PRIu64 " partitions of %" PRIu64 " after %" PRIu64
+			  " merges", st.partitions, before,
+			  st.partition_merges);
+		check_store(s, "merged");
+		f = bnd(BOUND_INCL, "k0090");
+		t = bnd(BOUND_INCL, "k0909");
+		CHECK(store_count(s, &f, &t) == 20);
+		n = store_range(s, &f, &t, true, 64, out);
+		CHECK(n == 20 && !memcmp(item_key(out[0]), "k0909", 5) &&
+		      !memcmp(item_key(out[10]), "k0099", 5) &&
+		      !memcmp(item_key(out[19]), "k0090", 5));
+		while (n > 0)
+			item_put(out[--n]);
+		/* and they split again as they fill */
+		for (i = 100; i < 900; i++) {
+			snprintf(key, sizeof(key), "k%04u", i);
+			CHECK(put(s, key, "v", 0, 0, STORE_OP_SET, 0, NULL) ==
+			      STORE_STORED);
+		}
+		f = bnd(BOUND_MIN, NULL);
+		t = bnd(BOUND_MAX, NULL);
+		CHECK(store_count(s, &f, &t) == 1020);
+		check_store(s, "split after the merges");
+	}
 	store_destroy(s);
 }
 
@@ -2073,6 +2115,8 @@ struct pg_arg {
 	struct store *s;
 	uint64_t rng;
 	volatile bool *stop;
+	bool tidy;
+	unsigned long *ops;		/* shared: the writers' waves */
 };
 
 static void *pg_writer(void *arg)
@@ -2081,14 +2125,23 @@ static void *pg_writer(void *arg)
 	char key[32];
 
 	while (!*a->stop) {
+		if (a->tidy) {		/* the third thread merges */
+			store_tidy_partitions(a->s, 4);
+			continue;
+		}
 		uint64_t r = a->rng = a->rng * 6364136223846793005ULL +
 				      1442695040888963407ULL;
 		unsigned int k = (unsigned int)(r >> 33) % PG_STABLE;
 
-		/* keys between the stable ones, never one of them */
+		/* keys between the stable ones, never one of them; waves of
+		 * mostly sets, then mostly deletes, so partitions split and
+		 * then shrink enough to merge */
+		bool fill = (__atomic_fetch_add(a->ops, 1, __ATOMIC_RELAXED) /
+			     12000) % 2 == 0;
+
 		snprintf(key, sizeof(key), "p%05u_%u", k,
-			 (unsigned int)(r >> 20) % 8);
-		if (r & 1)
+			 (unsigned int)(r >> 20) % 2);
+		if ((unsigned int)(r >> 8) % 10 < (fill ? 9u : 0u))
 			put(a->s, key, "w", 0, 0, STORE_OP_SET, 0, NULL);
 		else
 			store_delete(a->s, key, strlen(key));
@@ -2099,36 +2152,42 @@ static void *pg_writer(void *arg)
 
 /*
  * Paging: every key present and unchanged for the whole paged scan comes
- * once, never twice, in order, while writers add and delete others and
- * split partitions between pages.
+ * once, never twice, in order, while writers add and delete others in
+ * waves and partitions split and merge between pages.
  */
 static void test_paging_under_splits(void)
 {
 	static unsigned char seen[PG_STABLE];
 	volatile bool stop = false;
-	struct pg_arg args[2];
-	pthread_t th[2];
+	unsigned long ops = 0;
+	struct pg_arg args[3];
+	pthread_t th[3];
 	struct store_stats st;
 	struct store *s;
 	unsigned int i, pass, twice = 0, missed = 0, disorder = 0;
 	char key[32], last[KEY_MAX_LENGTH + 1];
 
-	new_part_max = 8;
+	new_part_max = 64;
 	s = new_store(4, 0, false, 1);
 	new_part_max = 0;
 	if (!s)
 		return;
-	for (i = 0; i < PG_STABLE; i++) {
+	for (i = 0; i < PG_STABLE; i += 4) {	/* a quarter: room to merge */
 		snprintf(key, sizeof(key), "p%05u", i);
 		put(s, key, "s", 0, 0, STORE_OP_SET, 0, NULL);
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		args[i].s = s;
 		args[i].rng = rnd() | 1;
 		args[i].stop = &stop;
+		args[i].tidy = i == 2;
+		args[i].ops = &ops;
 		CHECK(pthread_create(&th[i], NULL, pg_writer, &args[i]) == 0);
 	}
-	for (pass = 0; pass < 6; pass++) {
+	/* 12 passes at least, and until the writers have had a few waves */
+	for (pass = 0; pass < 12 ||
+	     (__atomic_load_n(&ops, __ATOMIC_RELAXED) < 200000 &&
+	      pass < 2000); pass++) {
 		bool reverse = pass & 1;
 		size_t nlast = 0;
 
@@ -2159,29 +2218,34 @@ static void test_paging_under_splits(void)
 					disorder++;
 				memcpy(last, item_key(it), it->nkey);
 				nlast = it->nkey;
-				if (it->nkey == 6 && sscanf(item_key(it) + 1,
-							    "%5u", &k) == 1 &&
-				    k < PG_STABLE && !seen[k]++)
-					continue;
-				twice += it->nkey == 6 && k < PG_STABLE;
+				if (it->nkey != 6)
+					continue;	/* a writer's */
+				if (sscanf(item_key(it) + 1, "%5u", &k) != 1 ||
+				    k >= PG_STABLE || k % 4 || seen[k]++)
+					twice++;
 			}
 			for (j = 0; j < n; j++)
 				item_put(out[j]);
 			if (n < 7)
 				break;
 		}
-		for (i = 0; i < PG_STABLE; i++)
+		for (i = 0; i < PG_STABLE; i += 4)
 			missed += !seen[i];
 	}
 	stop = true;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
 	CHECK_MSG(!twice && !missed && !disorder,
 		  "paging under splits: %u twice, %u missed, %u out of order",
 		  twice, missed, disorder);
 	store_stats(s, &st);
-	CHECK_MSG(st.partition_splits > 100, "only %" PRIu64 " splits",
-		  st.partition_splits);
+	printf("paging under splits: %u passes, %" PRIu64 " string items, %"
+	       PRIu64 " partitions, %" PRIu64 " splits, %" PRIu64 " merges\n",
+	       pass, st.curr_str_items, st.partitions, st.partition_splits,
+	       st.partition_merges);
+	CHECK_MSG(st.partition_splits > 100 && st.partition_merges > 10,
+		  "only %" PRIu64 " splits and %" PRIu64 " merges",
+		  st.partition_splits, st.partition_merges);
 	check_store(s, "paging under splits");
 	store_destroy(s);
 }
