@@ -142,6 +142,16 @@ build/asan/tests/test_alloc_jemalloc: tests/unit/test_alloc.c build/rel/core/all
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(WARN) -O2 -o $@ $^ $(REL_LIBS)
 
+# test_store once more under ThreadSanitizer, for the store's locking
+# (shards, partitions, their splits and merges under concurrent writers,
+# walkers and pagers), with the lock-order checks of AK_LOCK_DEBUG.
+TSAN_CFLAGS := $(BASE) $(WARN) -O1 -fsanitize=thread -fno-omit-frame-pointer \
+               -DAK_MALLOC_LIBC -DAK_FAULT_INJECTION -DAK_LOCK_DEBUG $(USER_FLAGS)
+UNIT_BINS += build/asan/tests/test_store_tsan
+build/asan/tests/test_store_tsan: tests/unit/test_store.c $(CORE_SRCS) $(wildcard core/*.h tests/unit/*.h) build/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -o $@ tests/unit/test_store.c $(CORE_SRCS) $(LDFLAGS) $(LIBS)
+
 # Fuzz targets (tests/fuzz/fuzz_<target>.c): libFuzzer builds with clang
 # for `make fuzz`, and the same entry point linked with tests/fuzz/replay.c
 # (gcc, ASan+UBSan) as build/asan/tests/test_fuzz_<target>, which replays

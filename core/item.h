@@ -167,7 +167,8 @@ static inline size_t item_block_size(bool intkey, size_t nkey,
  */
 static inline size_t item_block_size_of(const struct item *it)
 {
-	return item_block_size(it->iflags & ITEM_INTKEY, it->nkey, it->nbytes);
+	return item_block_size(__atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
+			       ITEM_INTKEY, it->nkey, it->nbytes);
 }
 
 /**

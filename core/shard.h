@@ -372,7 +372,7 @@ static inline void item_clear_flag(struct item *it, uint8_t f)
 
 static inline bool item_is_int(const struct item *it)
 {
-	return it->iflags & ITEM_INTKEY;
+	return READ_ONCE(it->iflags) & ITEM_INTKEY;	/* may run unlocked */
 }
 
 /*

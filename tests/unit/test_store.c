@@ -2114,7 +2114,7 @@ static void test_partition_splits(unsigned int nshards)
 struct pg_arg {
 	struct store *s;
 	uint64_t rng;
-	volatile bool *stop;
+	bool *stop;			/* atomic */
 	bool tidy;
 	unsigned long *ops;		/* shared: the writers' waves */
 };
@@ -2124,7 +2124,7 @@ static void *pg_writer(void *arg)
 	struct pg_arg *a = arg;
 	char key[32];
 
-	while (!*a->stop) {
+	while (!__atomic_load_n(a->stop, __ATOMIC_RELAXED)) {
 		if (a->tidy) {		/* the third thread merges */
 			store_tidy_partitions(a->s, 4);
 			continue;
@@ -2158,7 +2158,7 @@ static void *pg_writer(void *arg)
 static void test_paging_under_splits(void)
 {
 	static unsigned char seen[PG_STABLE];
-	volatile bool stop = false;
+	bool stop = false;
 	unsigned long ops = 0;
 	struct pg_arg args[3];
 	pthread_t th[3];
@@ -2232,7 +2232,7 @@ static void test_paging_under_splits(void)
 		for (i = 0; i < PG_STABLE; i += 4)
 			missed += !seen[i];
 	}
-	stop = true;
+	__atomic_store_n(&stop, true, __ATOMIC_RELAXED);
 	for (i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
 	CHECK_MSG(!twice && !missed && !disorder,
