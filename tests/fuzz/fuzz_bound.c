@@ -21,7 +21,10 @@
  *     keys by value, then bytewise; brackets ignored), antisymmetrically;
  *  4. on a real store holding fixed keys and the tokens' keys,
  *     store_range() forward and reverse, store_count() and
- *     store_delete_range() give exactly the model's keys and numbers.
+ *     store_delete_range() give exactly the model's keys and numbers; its
+ *     partitions split above 2 string keys, so ranges and counts cross
+ *     partition boundaries (and the ranks at both ends of a count), and
+ *     merge again once the store is emptied.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -243,6 +246,7 @@ static struct store *fuzz_store(void)
 		.item_size_max = 1024,
 		.nshards = 4,
 		.hash_bits = 4,
+		.part_max = 2,
 	};
 
 	if (!s) {
@@ -449,5 +453,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	store_delete_range(s, &all_from, &all_to);
 	FUZZ_CHECK(store_count(s, &all_from, &all_to) == 0,
 		   "store not empty after delete_range - +");
+	while (store_tidy_partitions(s, 64))
+		;	/* all empty: back to one partition */
+	if (store_check_invariants(s, why, sizeof(why)))
+		FUZZ_FAIL("store invariants after merging: %s", why);
 	return 0;
 }
