@@ -449,6 +449,9 @@ section_range() {
 			range_run "$r" redis "integer zrange-byscore $l" -m zscore -z zi -l $l -n "$n" -x "" -c 4
 		done
 		for a in ak1 ak4; do
+			# the floor: a request that costs next to nothing
+			# (two radix descents), over the same 4 connections
+			range_run "$r" $a "floor count1k" -m count -l 1000 -n "$n" -x "" -c 4
 			range_run "$r" $a "count all" -m count -e $((2 * n)) -n "$n" -c 1
 			range_run "$r" $a "string count1k" -m count -l 1000 -n "$n" -x key: -c 1
 			range_run "$r" $a "integer count1k" -m count -l 1000 -n "$n" -x "" -c 1
