@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shard.h - the store's private parts: struct store and struct shard, the
- * key reference, the dead list and the helpers that store.c, evict.c,
- * expire.c, range.c and store_check.c share, with shard.c's functions
- * (the indexes' own operations, which call none of those files). Not for
- * users of the store: they include store.h.
+ * shard.h - the store's private parts: struct store, struct shard and
+ * struct part, the key reference, the dead list and the helpers that
+ * store.c, evict.c, expire.c, range.c and store_check.c share, with
+ * shard.c's and part.c's functions (the indexes' and the partitions' own
+ * operations, which call none of those files). Not for users of the
+ * store: they include store.h.
  *
  * Lock order: a shard lock, then a partition lock; never the other way.
  * A thread holds at most one shard lock and at most one partition lock at
@@ -568,7 +569,7 @@ static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
 	mem_add(s, delta);
 }
 
-/* shard.c: a string item in its partition's rbtree (the partition lock
+/* part.c: a string item in its partition's rbtree (the partition lock
  * is taken inside: the item's shard lock is held); the partitions */
 bool order_insert_locked(struct store *s, struct shard *sh, struct item *it);
 void order_replace_locked(struct store *s, struct shard *sh,
@@ -577,6 +578,7 @@ void order_erase_locked(struct store *s, struct shard *sh, struct item *it);
 struct part *part_new(const char *lo, size_t nlo);
 void part_split(struct store *s, const char *key, size_t nkey);
 unsigned int parts_tidy(struct store *s, unsigned int max);
+void parts_free_retired(struct store *s);
 
 /* shard.c: taking an item off the indexes, the hands, hash table steps */
 void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,

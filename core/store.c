@@ -741,18 +741,7 @@ void store_destroy(struct store *s)
 		ak_free(p);
 	}
 	ak_free(s->map);
-	while (s->retired) {
-		struct part_map *m = s->retired;
-
-		s->retired = m->retired;
-		ak_free(m);
-	}
-	while (s->retired_parts) {
-		struct part *p = s->retired_parts;
-
-		s->retired_parts = p->retired;
-		ak_free(p);
-	}
+	parts_free_retired(s);
 	pthread_mutex_destroy(&s->split_lock);
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
