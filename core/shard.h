@@ -3,8 +3,8 @@
  * shard.h - the store's private parts: struct store, struct shard and
  * struct part, the key reference, the dead list and the helpers that
  * store.c, evict.c, expire.c, range.c and store_check.c share, with
- * shard.c's and part.c's functions (the indexes' and the partitions' own
- * operations, which call none of those files). Not for users of the
+ * shard.c's functions (the indexes' and the partitions' own operations,
+ * which call none of those files). Not for users of the
  * store: they include store.h.
  *
  * Lock order: a shard lock, then a partition lock; never the other way.
@@ -569,7 +569,7 @@ static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
 	mem_add(s, delta);
 }
 
-/* part.c: a string item in its partition's rbtree (the partition lock
+/* shard.c: a string item in its partition's rbtree (the partition lock
  * is taken inside: the item's shard lock is held); the partitions */
 bool order_insert_locked(struct store *s, struct shard *sh, struct item *it);
 void order_replace_locked(struct store *s, struct shard *sh,
