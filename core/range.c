@@ -363,14 +363,18 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 				       str_fn *fn, void *arg,
 				       struct dead_seen *seen)
 {
-	struct rb_node *node;
+	struct rb_node *node, *next;
 
 	ak_lock_assert_held(&p->lock);
 	node = reverse ? part_seek_le_locked(p, &sp->shi) :
 			 part_seek_ge_locked(p, &sp->slo);
-	for (; node; node = reverse ? rb_prev(node) : rb_next(node)) {
+	for (; node; node = next) {
 		struct item *it = rb_entry(node, struct item, rbnode);
 
+		/* the next one's key, while this one is visited */
+		next = reverse ? rb_prev(node) : rb_next(node);
+		if (next)
+			__builtin_prefetch(rb_entry(next, struct item, rbnode) + 1);
 		if (reverse ? !sbound_above(&sp->slo, it) :
 			      !sbound_below(&sp->shi, it)) {
 			sp->strs = false;
