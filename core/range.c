@@ -364,6 +364,8 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 				       struct dead_seen *seen)
 {
 	struct rb_node *node, *next;
+	enum part_walk end = PART_WALK_END;
+	struct item *last = NULL;
 
 	ak_lock_assert_held(&p->lock);
 	node = reverse ? part_seek_le_locked(p, &sp->shi) :
@@ -380,18 +382,26 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 			sp->strs = false;
 			return PART_WALK_OVER;
 		}
-		if (!budget-- || seen->n == DEAD_SEEN)
-			return PART_WALK_BUDGET; /* the span resumes here */
-		span_exclude_str(sp, it, !reverse);
+		if (!budget-- || seen->n == DEAD_SEEN) {
+			end = PART_WALK_BUDGET;	/* the span resumes here */
+			break;
+		}
+		last = it;
 		if (item_state(s, shard_of_item(s, it), it, now) != STORE_HIT) {
 			item_get(it);
 			seen->buf[seen->n++] = it;
 			continue;
 		}
-		if (!fn(it, arg))
-			return PART_WALK_OVER;
+		if (!fn(it, arg)) {
+			end = PART_WALK_OVER;
+			break;
+		}
 	}
-	return PART_WALK_END;
+	/* the span resumes past the last item visited: one key copy a slice
+	 * (the limit this narrows is not the one the loop tests) */
+	if (last)
+		span_exclude_str(sp, last, !reverse);
+	return end;
 }
 
 /* Reclaim the dead items a walk held, each under its shard lock. */
