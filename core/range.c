@@ -280,9 +280,16 @@ static void shard_walk(struct store *s, struct shard *sh,
 	} while (!done);
 }
 
+/*
+ * Where a range puts what it finds: items with a reference each in buf,
+ * or, in keys mode (keys set), copies of their keys, KEY_MAX_LENGTH bytes
+ * apart, and their lengths in lens: no reference taken and dropped.
+ */
 struct range_acc {
 	struct item **buf;
 	unsigned int n, max;
+	char *keys;
+	uint8_t *lens;
 };
 
 static bool range_fn(struct store *s, struct shard *sh, struct item *it,
@@ -322,12 +329,24 @@ static bool delete_fn(struct store *s, struct shard *sh, struct item *it,
 /* What a string walk does with each live item in range; false stops it. */
 typedef bool str_fn(struct item *it, void *arg);
 
+/* Copy the key of @it, seen under a lock, to the next entry of keys mode. */
+static void acc_copy_key(struct range_acc *acc, const struct item *it)
+{
+	memcpy(acc->keys + (size_t)acc->n * KEY_MAX_LENGTH, item_key(it),
+	       it->nkey);
+	acc->lens[acc->n++] = it->nkey;
+}
+
 static bool range_str_fn(struct item *it, void *arg)
 {
 	struct range_acc *acc = arg;
 
-	item_get(it);
-	acc->buf[acc->n++] = it;
+	if (acc->keys) {
+		acc_copy_key(acc, it);
+	} else {
+		item_get(it);
+		acc->buf[acc->n++] = it;
+	}
 	return acc->n < acc->max;
 }
 
@@ -602,7 +621,7 @@ static void kway_fill(struct store *s, struct shard *sh, struct kway_src *src,
 	while (!src->n && !src->done) {
 		/* max above the budget: the walk ends by budget or span,
 		 * never because range_fn said stop */
-		struct range_acc acc = { src->buf, 0, want + 1 };
+		struct range_acc acc = { src->buf, 0, want + 1, NULL, NULL };
 		DEAD_LIST(dead);
 
 		shard_lock(sh);
@@ -634,7 +653,7 @@ static int range_merge_shards(struct store *s, struct span *base,
 	if (!base->ints && !base->strs)
 		return 0;
 	if (ns == 1) {
-		struct range_acc acc = { out, 0, max };
+		struct range_acc acc = { out, 0, max, NULL, NULL };
 
 		shard_walk(s, &s->shards[0], base, reverse, range_fn, &acc);
 		return (int)acc.n;
@@ -728,49 +747,93 @@ static void range_int_blocks(struct store *s, struct span *base,
 	}
 }
 
+/* The integer part of a range, into @acc (keys mode: held, then copied). */
+#define RANGE_INT_STACK		64
+
+static int range_ints(struct store *s, struct span *ints, bool reverse,
+		      struct range_acc *acc)
+{
+	struct item *stack[RANGE_INT_STACK], **its = stack;
+	unsigned int room = acc->max - acc->n, i;
+	struct range_acc ia;
+	int got;
+
+	if (!acc->keys)
+		its = acc->buf + acc->n;	/* straight into the result */
+	else if (room > RANGE_INT_STACK && !(its = ak_malloc(room *
+							     sizeof(*its))))
+		return -ENOMEM;
+	ia = (struct range_acc){ its, 0, room, NULL, NULL };
+	if (s->cfg.nshards > 1)
+		range_int_blocks(s, ints, reverse, &ia);
+	got = ia.n < room ? range_merge_shards(s, ints, reverse, its + ia.n,
+					       room - ia.n) : 0;
+	if (got >= 0)
+		ia.n += (unsigned int)got;
+	if (!acc->keys) {
+		acc->n += ia.n;
+	} else {
+		for (i = 0; i < ia.n; i++) {
+			if (got >= 0)
+				acc_copy_key(acc, its[i]);
+			item_put(its[i]);
+		}
+		if (its != stack)
+			ak_free(its);
+	}
+	return got < 0 ? got : 0;
+}
+
+/*
+ * store_range() and store_range_keys(): keyspace order is every integer
+ * key, then every string key: going up, the integer part first (the
+ * blocks, then what is left merged over the shards), then the
+ * partitions; going down, the other way.
+ */
+static int range_collect(struct store *s, const struct store_bound *from,
+			 const struct store_bound *to, bool reverse,
+			 struct range_acc *acc)
+{
+	struct span base, ints;
+
+	if (acc->max > INT_MAX)
+		acc->max = INT_MAX;
+	if (!acc->max || !span_init(&base, from, to))
+		return 0;
+	ints = base;
+	ints.strs = false;
+	base.ints = false;
+	if (reverse) {
+		strs_walk(s, &base, true, range_str_fn, acc);
+		if (acc->n == acc->max)
+			return (int)acc->n;
+	}
+	if (ints.ints && range_ints(s, &ints, reverse, acc) < 0) {
+		while (!acc->keys && acc->n)
+			item_put(acc->buf[--acc->n]);
+		return -ENOMEM;
+	}
+	if (!reverse && acc->n < acc->max)
+		strs_walk(s, &base, false, range_str_fn, acc);
+	return (int)acc->n;
+}
+
 int store_range(struct store *s, const struct store_bound *from,
 		const struct store_bound *to, bool reverse, unsigned int max,
 		struct item **out)
 {
-	struct range_acc acc = { out, 0, 0 };
-	struct span base, ints;
-	int got;
+	struct range_acc acc = { out, 0, max, NULL, NULL };
 
-	if (max > INT_MAX)
-		max = INT_MAX;
-	if (!max || !span_init(&base, from, to))
-		return 0;
-	acc.max = max;
-	ints = base;
-	ints.strs = false;
-	base.ints = false;
-	/*
-	 * Keyspace order is every integer key, then every string key: going
-	 * up, the integer part first (the blocks, then what is left merged
-	 * over the shards), then the partitions; going down, the other way.
-	 */
-	if (reverse) {
-		strs_walk(s, &base, true, range_str_fn, &acc);
-		if (acc.n == max)
-			return (int)acc.n;
-	}
-	if (ints.ints) {
-		if (s->cfg.nshards > 1)
-			range_int_blocks(s, &ints, reverse, &acc);
-		if (acc.n == max)
-			return (int)acc.n;
-		got = range_merge_shards(s, &ints, reverse, out + acc.n,
-					 max - acc.n);
-		if (got < 0) {
-			while (acc.n)
-				item_put(out[--acc.n]);
-			return got;
-		}
-		acc.n += (unsigned int)got;
-	}
-	if (!reverse && acc.n < max)
-		strs_walk(s, &base, false, range_str_fn, &acc);
-	return (int)acc.n;
+	return range_collect(s, from, to, reverse, &acc);
+}
+
+int store_range_keys(struct store *s, const struct store_bound *from,
+		     const struct store_bound *to, bool reverse,
+		     unsigned int max, char *keys, uint8_t *lens)
+{
+	struct range_acc acc = { NULL, 0, max, keys, lens };
+
+	return range_collect(s, from, to, reverse, &acc);
 }
 
 /*
@@ -864,7 +927,7 @@ uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 		shard_walk(s, &s->shards[i], &base, false, delete_fn, &n);
 	/* strings: a batch with references, then each under its shard lock */
 	while (base.strs) {
-		struct range_acc acc = { buf, 0, SLICE_ITEMS };
+		struct range_acc acc = { buf, 0, SLICE_ITEMS, NULL, NULL };
 
 		strs_walk(s, &base, false, range_str_fn, &acc);
 		for (i = 0; i < acc.n; i++) {

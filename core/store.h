@@ -369,18 +369,37 @@ unsigned int store_expire_step(struct store *s, unsigned int budget);
  * @max:     room in @out
  * @out:     receives the items, each with a reference for the caller
  *
- * Each shard is read under its lock, in slices of a few hundred entries
- * (resuming after the last key seen), and merged into @out; once @out is
- * full, the shards left are only searched before its last item. Expired
- * and flushed items are skipped (and reclaimed). An empty or inverted
- * range gives 0.
+ * Integer keys are walked block by block in the shards that own them,
+ * and merged over the shards where they are sparse; string keys are
+ * walked in the partitions of the order, the one holding the start first.
+ * Each lock is held for a slice of a few hundred entries at most
+ * (resuming after the last key seen). Expired and flushed items are
+ * skipped (and reclaimed). An empty or inverted range gives 0.
  *
- * Context: takes and releases shard locks; allocates scratch.
+ * Context: takes and releases shard and partition locks; allocates scratch.
  * Return: number of items in @out, or -ENOMEM.
  */
 int store_range(struct store *s, const struct store_bound *from,
 		const struct store_bound *to, bool reverse, unsigned int max,
 		struct item **out);
+
+/**
+ * store_range_keys() - the keys of store_range(), copied
+ * @s, @from, @to, @reverse, @max: as store_range()
+ * @keys:    room for @max keys, KEY_MAX_LENGTH bytes apart; key i is
+ *           copied to @keys + i * KEY_MAX_LENGTH
+ * @lens:    room for @max lengths
+ *
+ * For a reply of keys alone: a string key is copied under its
+ * partition's lock, so no reference is taken and dropped per key (an
+ * integer key is copied from an item held for the merge).
+ *
+ * Context: as store_range().
+ * Return: number of keys, or -ENOMEM.
+ */
+int store_range_keys(struct store *s, const struct store_bound *from,
+		     const struct store_bound *to, bool reverse,
+		     unsigned int max, char *keys, uint8_t *lens);
 
 /**
  * store_count() - number of live items in a key range

@@ -9,6 +9,7 @@
 
 #define RANGE_DEFAULT	100u	/* <count> when none is given */
 #define RANGE_STACK	128u	/* ranges this long need no allocation */
+#define KEYS_STACK	128u	/* keys replies this long neither (per thread) */
 
 static const char s_bad_range[] = "CLIENT_ERROR bad range\r\n";
 
@@ -18,6 +19,58 @@ static bool proto_bounds(const struct parse_line *l, struct store_bound *from,
 {
 	return parse_bound(&l->tok[1], from) && parse_bound(&l->tok[2], to) &&
 	       store_bound_cmp(from, to) <= 0;
+}
+
+/*
+ * keys: "KEY <key>" lines from keys the store copied under its locks
+ * (store_range_keys()), so no item is referenced per key.
+ */
+static void proto_keys_reply(struct proto_conn *pc,
+			     const struct store_bound *from,
+			     const struct store_bound *to, bool reverse,
+			     unsigned int count)
+{
+	static __thread char stack_keys[KEYS_STACK * KEY_MAX_LENGTH];
+	uint8_t stack_lens[KEYS_STACK], *lens = stack_lens;
+	char *keys = stack_keys;
+	int n, i;
+
+	if (count > KEYS_STACK) {
+		keys = ak_malloc((size_t)count * KEY_MAX_LENGTH);
+		lens = ak_malloc(count);
+		if (!keys || !lens) {
+			ak_free(keys);
+			ak_free(lens);
+			proto_out(pc, STR_AND_LEN(
+				"SERVER_ERROR out of memory\r\n"));
+			return;
+		}
+	}
+	n = store_range_keys(pc->ctx->store, from, to, reverse, count, keys,
+			     lens);
+	if (n < 0) {
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
+		goto out_free;
+	}
+	pc->ctx->stats.range_items += (uint64_t)n;
+	for (i = 0; i < n && pc->state != PROTO_CLOSED; i++) {
+		char *p = reply_reserve(&pc->out, 4u + lens[i] + 2);
+
+		if (!p) {
+			proto_fail(pc);
+			break;
+		}
+		memcpy(p, "KEY ", 4);
+		memcpy(put_bytes(p + 4, keys + (size_t)i * KEY_MAX_LENGTH,
+				 lens[i]), "\r\n", 2);
+		reply_commit(&pc->out, 4u + lens[i] + 2);
+	}
+	proto_out(pc, STR_AND_LEN("END\r\n"));
+out_free:
+	if (keys != stack_keys) {
+		ak_free(keys);
+		ak_free(lens);
+	}
 }
 
 void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
@@ -38,6 +91,10 @@ void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
 		return;
 	}
 	ctx->stats.cmd_range++;
+	if (kind == RANGE_KEYS) {
+		proto_keys_reply(pc, &from, &to, reverse, count);
+		return;
+	}
 	if (count > RANGE_STACK) {
 		items = ak_malloc(count * sizeof(*items));
 		if (!items) {
@@ -59,21 +116,7 @@ void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
 			item_put(it);
 			continue;
 		}
-		if (kind == RANGE_KEYS) {
-			char *p = reply_reserve(&pc->out, 4 + it->nkey + 2);
-
-			if (p) {
-				memcpy(p, "KEY ", 4);
-				memcpy(put_bytes(p + 4, item_key(it), it->nkey),
-				       "\r\n", 2);
-				reply_commit(&pc->out, 4u + it->nkey + 2);
-			} else {
-				proto_fail(pc);
-			}
-			item_put(it);
-		} else {
-			proto_value(pc, it, kind == RANGE_VALUES_CAS);
-		}
+		proto_value(pc, it, kind == RANGE_VALUES_CAS);
 	}
 	proto_out(pc, STR_AND_LEN("END\r\n"));
 out_free:

@@ -1345,6 +1345,24 @@ static void m_step(struct store *s, bool inject)
 		}
 		MCHECK(n == (int)k, "range%s: %d items, model %u",
 		       rev ? " rev" : "", n, k);
+		/* the keys alone: the same keys, copied (nothing changed
+		 * since: no expiry or flush can come in between) */
+		if (n >= 0) {
+			static char keys[64 * KEY_MAX_LENGTH];
+			static uint8_t lens[64];
+			int nk = store_range_keys(s, &f, &t, rev, max, keys,
+						  lens);
+
+			if (!(inject && nk == -ENOMEM)) {
+				MCHECK(nk == n, "range keys: %d of %d", nk, n);
+				for (j = 0; nk == n && j < (unsigned int)n; j++)
+					MCHECK(lens[j] == out[j]->nkey &&
+					       !memcmp(keys + j * KEY_MAX_LENGTH,
+						       item_key(out[j]),
+						       lens[j]),
+					       "range keys: key %u", j);
+			}
+		}
 		for (j = 0; n > 0 && j < (unsigned int)n; j++)
 			item_put(out[j]);
 	} else if (r < 790) {		/* count */
