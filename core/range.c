@@ -423,24 +423,38 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 	return end;
 }
 
-/* Reclaim the dead items a walk held, each under its shard lock. */
+/*
+ * An item the caller holds, met under a partition lock, dealt with under
+ * its shard lock if it is still linked: reclaimed when dead, and unlinked
+ * when live and @del (delete_range). Return: whether a live item went.
+ */
+static bool item_drop_held(struct store *s, struct item *it, bool del)
+{
+	struct shard *sh = shard_of_item(s, it);
+	bool live = false;
+	DEAD_LIST(dead);
+
+	shard_lock(sh);
+	if (it->iflags & ITEM_LINKED) {
+		live = item_state(s, sh, it, store_now(s)) == STORE_HIT;
+		if (!live)
+			item_reclaim_locked(s, sh, it, &dead);
+		else if (del)
+			item_unlink_locked(s, sh, it, &dead);
+	}
+	shard_unlock(sh);
+	items_release(&dead);
+	return live && del;
+}
+
+/* Reclaim the dead items a walk held. */
 static void reclaim_seen(struct store *s, struct dead_seen *seen)
 {
-	rel_time_t now = store_now(s);
 	unsigned int i;
 
 	for (i = 0; i < seen->n; i++) {
-		struct item *it = seen->buf[i];
-		struct shard *sh = shard_of_item(s, it);
-		DEAD_LIST(dead);
-
-		shard_lock(sh);
-		if ((it->iflags & ITEM_LINKED) &&
-		    item_state(s, sh, it, now) != STORE_HIT)
-			item_reclaim_locked(s, sh, it, &dead);
-		shard_unlock(sh);
-		items_release(&dead);
-		item_put(it);
+		item_drop_held(s, seen->buf[i], false);
+		item_put(seen->buf[i]);
 	}
 	seen->n = 0;
 }
@@ -889,30 +903,6 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
 	return n;
 }
 
-/*
- * Unlink @it, held by the caller, if it is still linked (delete_range's
- * string part: found under a partition lock, unlinked under its shard's).
- * Return: whether a live item went.
- */
-static bool item_delete_held(struct store *s, struct item *it)
-{
-	struct shard *sh = shard_of_item(s, it);
-	bool live = false;
-	DEAD_LIST(dead);
-
-	shard_lock(sh);
-	if (it->iflags & ITEM_LINKED) {
-		live = item_state(s, sh, it, store_now(s)) == STORE_HIT;
-		if (live)
-			item_unlink_locked(s, sh, it, &dead);
-		else
-			item_reclaim_locked(s, sh, it, &dead);
-	}
-	shard_unlock(sh);
-	items_release(&dead);
-	return live;
-}
-
 uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 			    const struct store_bound *to)
 {
@@ -931,7 +921,7 @@ uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 
 		strs_walk(s, &base, false, range_str_fn, &acc);
 		for (i = 0; i < acc.n; i++) {
-			n += item_delete_held(s, buf[i]);
+			n += item_drop_held(s, buf[i], true);
 			item_put(buf[i]);
 		}
 	}
