@@ -292,17 +292,17 @@ struct range_acc {
 	uint8_t *lens;
 };
 
+static bool range_str_fn(struct item *it, void *arg);
+static bool count_str_fn(struct item *it, void *arg);
+
+/* The shard walks' visitors are the string walks' (range_str_fn() ...). */
 static bool range_fn(struct store *s, struct shard *sh, struct item *it,
 		     void *arg, struct dead_list *dead)
 {
-	struct range_acc *acc = arg;
-
 	(void)s;
 	(void)sh;
 	(void)dead;
-	item_get(it);
-	acc->buf[acc->n++] = it;
-	return acc->n < acc->max;
+	return range_str_fn(it, arg);
 }
 
 static bool count_fn(struct store *s, struct shard *sh, struct item *it,
@@ -310,10 +310,8 @@ static bool count_fn(struct store *s, struct shard *sh, struct item *it,
 {
 	(void)s;
 	(void)sh;
-	(void)it;
 	(void)dead;
-	(*(uint64_t *)arg)++;
-	return true;
+	return count_str_fn(it, arg);
 }
 
 static bool delete_fn(struct store *s, struct shard *sh, struct item *it,
@@ -521,39 +519,24 @@ static void strs_walk(struct store *s, struct span *sp, bool reverse,
 	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
 }
 
-/* Items of @p below the lower limit @lo, modulo 2^16: a descent. */
-static uint16_t part_rank_below_locked(const struct part *p,
-				       const struct sbound *lo)
+/*
+ * Items of @p before the span's part of it, modulo 2^16, in one descent:
+ * those below the lower limit @b (@upper false), or those up to and at
+ * the upper limit @b (@upper true). Either set is a prefix of @p's order.
+ */
+static uint16_t part_rank_locked(const struct part *p,
+				 const struct sbound *b, bool upper)
 {
 	const struct rb_node *n = p->tree.rb_node;
 	uint16_t r = 0;
 
 	ak_lock_assert_held(&p->lock);
-	if (lo->open)
-		return 0;
+	if (b->open)
+		return upper ? (uint16_t)p->count : 0;
 	while (n) {
-		if (sbound_above(lo, rb_entry(n, struct item, rbnode))) {
-			n = n->rb_left;
-		} else {
-			r += 1 + node_subtree(n->rb_left);
-			n = n->rb_right;
-		}
-	}
-	return r;
-}
+		const struct item *it = rb_entry(n, struct item, rbnode);
 
-/* Items of @p at or below the upper limit @hi, modulo 2^16: a descent. */
-static uint16_t part_rank_upto_locked(const struct part *p,
-				      const struct sbound *hi)
-{
-	const struct rb_node *n = p->tree.rb_node;
-	uint16_t r = 0;
-
-	ak_lock_assert_held(&p->lock);
-	if (hi->open)
-		return (uint16_t)p->count;
-	while (n) {
-		if (sbound_below(hi, rb_entry(n, struct item, rbnode))) {
+		if (upper ? sbound_below(b, it) : !sbound_above(b, it)) {
 			r += 1 + node_subtree(n->rb_left);
 			n = n->rb_right;
 		} else {
@@ -594,10 +577,10 @@ static bool strs_count_ranked(struct store *s, const struct span *sp,
 		else if (i != first && i != last)
 			sum += p->count;
 		else
-			sum += (uint16_t)(part_rank_upto_locked(p,
-					i == last ? &sp->shi : &open) -
-				part_rank_below_locked(p,
-					i == first ? &sp->slo : &open));
+			sum += (uint16_t)(part_rank_locked(p,
+					i == last ? &sp->shi : &open, true) -
+				part_rank_locked(p,
+					i == first ? &sp->slo : &open, false));
 		part_unlock(p);
 	}
 	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
@@ -648,7 +631,8 @@ static void kway_fill(struct store *s, struct shard *sh, struct kway_src *src,
 }
 
 /*
- * The first @max items of @base over every shard, into @out: a k-way merge
+ * The first @max integer items of @base (its string part is the
+ * partitions', never walked here) over every shard, into @out: a k-way merge
  * that fetches a shard's items a batch at a time and a next batch only
  * when the last is used up, so a range walks about @max items in all, not
  * up to @max in every shard. A first batch is a shard's share of @max and
@@ -664,7 +648,7 @@ static int range_merge_shards(struct store *s, struct span *base,
 	struct kway_src *src;
 	struct item **bufs;
 
-	if (!base->ints && !base->strs)
+	if (!base->ints)
 		return 0;
 	if (ns == 1) {
 		struct range_acc acc = { out, 0, max, NULL, NULL };
