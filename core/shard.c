@@ -105,6 +105,24 @@ struct part *part_new(const char *lo, size_t nlo)
 	return p;
 }
 
+/* Append the nodes of @tree to @nodes in order. Return: how many. */
+static size_t tree_list(const struct rb_root *tree, struct rb_node **nodes)
+{
+	struct rb_node *node;
+	size_t n = 0;
+
+	for (node = rb_first(tree); node; node = rb_next(node))
+		nodes[n++] = node;
+	return n;
+}
+
+/* Put @m, no longer the store's map, on the list of those to free. */
+static void map_retire(struct store *s, struct part_map *m)
+{
+	m->retired = s->retired;
+	s->retired = m;
+}
+
 /*
  * Split @p's items, listed in order in @nodes (room for p->count), in two:
  * the lower half stays, the upper half goes to the empty @np, each tree
@@ -115,13 +133,11 @@ struct part *part_new(const char *lo, size_t nlo)
 static void part_halve_locked(struct part *p, struct part *np,
 			      struct rb_node **nodes)
 {
-	size_t n = 0, keep;
-	struct rb_node *node;
+	size_t n, keep;
 	struct item *it;
 
 	ak_lock_assert_held(&p->lock);
-	for (node = rb_first(&p->tree); node; node = rb_next(node))
-		nodes[n++] = node;
+	n = tree_list(&p->tree, nodes);
 	keep = n / 2;
 	rb_build_balanced(nodes, keep, &p->tree, &subtree_cb);
 	rb_build_balanced(nodes + keep, n - keep, &np->tree, &subtree_cb);
@@ -225,8 +241,7 @@ void part_split(struct store *s, const char *key, size_t nkey)
 	part_unlock(p);
 	np = NULL;
 	nm = NULL;
-	m->retired = s->retired;
-	s->retired = m;
+	map_retire(s, m);
 	s->splits++;
 	maps_reclaim(s);
 out:
@@ -261,7 +276,7 @@ static bool part_merge_locked(struct store *s, unsigned int i, uint64_t room)
 {
 	struct part_map *m = s->map, *nm;
 	struct part *p = m->parts[i], *q = m->parts[i + 1];
-	struct rb_node **nodes, *node;
+	struct rb_node **nodes;
 	bool merged = false;
 	size_t n = 0;
 
@@ -273,10 +288,8 @@ static bool part_merge_locked(struct store *s, unsigned int i, uint64_t room)
 	part_lock_nested(q);
 	if (p->count + q->count <= s->part_max / 2 &&
 	    p->count + q->count <= room) {
-		for (node = rb_first(&p->tree); node; node = rb_next(node))
-			nodes[n++] = node;
-		for (node = rb_first(&q->tree); node; node = rb_next(node))
-			nodes[n++] = node;
+		n = tree_list(&p->tree, nodes);
+		n += tree_list(&q->tree, nodes + n);
 		rb_build_balanced(nodes, n, &p->tree, &subtree_cb);
 		q->tree = RB_ROOT;
 		p->count = n;
@@ -289,8 +302,7 @@ static bool part_merge_locked(struct store *s, unsigned int i, uint64_t room)
 	part_unlock(p);
 	if (merged) {
 		nm = NULL;
-		m->retired = s->retired;
-		s->retired = m;
+		map_retire(s, m);
 		q->retired = s->retired_parts;
 		s->retired_parts = q;
 		s->merges++;
