@@ -680,18 +680,6 @@ struct store *store_create(const struct store_config *cfg)
 	if (!s->cfg.item_size_max)
 		s->cfg.item_size_max = ITEM_SIZE_MAX_DEFAULT;
 	s->shards = (struct shard *)(s + 1);
-	s->part_max = cfg->part_max ? cfg->part_max : PART_MAX_DEFAULT;
-	pthread_mutex_init(&s->split_lock, NULL);
-	s->map = ak_malloc(sizeof(*s->map) + sizeof(s->map->parts[0]));
-	if (!s->map || !(s->map->parts[0] = part_new("", 0))) {
-		ak_free(s->map);
-		s->map = NULL;
-		s->cfg.nshards = 0;
-		store_destroy(s);
-		return NULL;
-	}
-	s->map->n = 1;
-	s->map->retired = NULL;
 	while ((1u << s->shard_bits) < n)
 		s->shard_bits++;
 	s->shard_mask = n - 1;
@@ -699,6 +687,19 @@ struct store *store_create(const struct store_config *cfg)
 	s->epoch = EPOCH_UNSET;
 	s->now = 2;
 	pthread_mutex_init(&s->flush_lock, NULL);
+
+	/* one partition of the string order, holding all of it */
+	s->part_max = cfg->part_max ? cfg->part_max : PART_MAX_DEFAULT;
+	pthread_mutex_init(&s->split_lock, NULL);
+	s->map = ak_malloc(sizeof(*s->map) + sizeof(s->map->parts[0]));
+	if (!s->map)
+		goto err_destroy_store;
+	s->map->n = 0;
+	s->map->retired = NULL;
+	s->map->parts[0] = part_new("", 0);
+	if (!s->map->parts[0])
+		goto err_destroy_store;
+	s->map->n = 1;
 
 	for (i = 0; i < n; i++, ok++) {
 		struct shard *sh = &s->shards[i];

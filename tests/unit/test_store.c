@@ -2401,6 +2401,28 @@ static void test_bad_config(void)
 	CHECK(store_create(&cfg) == NULL);
 }
 
+/*
+ * store_create() with its k-th allocation failing, for every k until one
+ * succeeds (the store, the hash tables, the partition map, the first
+ * partition): NULL, and nothing leaked or freed twice (ASan).
+ */
+static void test_create_alloc_failures(void)
+{
+	struct store_config cfg = { .nshards = 4, .hash_bits = 2 };
+	struct store *s = NULL;
+	int k;
+
+	for (k = 0; k < 32 && !s; k++) {
+		ak_alloc_fail_after(k);
+		s = store_create(&cfg);
+		ak_alloc_fail_after(-1);
+	}
+	CHECK_MSG(s && k > 6, "store_create succeeded after %d failures", k);
+	if (s)
+		check_store(s, "created after failures");
+	store_destroy(s);
+}
+
 int main(void)
 {
 	static const uint8_t seed[HASH_SEED_BYTES] = "anchorkv-tests!";
@@ -2414,6 +2436,7 @@ int main(void)
 
 	test_keys();
 	test_bad_config();
+	test_create_alloc_failures();
 	test_examples(1);
 	test_examples(16);
 	test_lookup_copy();
