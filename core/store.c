@@ -6,8 +6,9 @@
  *
  * The rest of the store lives beside it, on the private shard.h: evict.c
  * (CLOCK, the memory charge, hash growth), expire.c (clock, exptime,
- * flush_all, active expiry), range.c (ordered walks over the shards) and
- * store_check.c (the invariant checker).
+ * flush_all, active expiry), span.c, range_str.c and range.c (the ordered
+ * walks: over the partitions for string keys, the shards for integer
+ * keys) and store_check.c (the invariant checker).
  */
 #include "shard.h"
 

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * range_str.c - the string keys' walks over the partitions (struct part).
+ *
+ * A range over string keys descends the tree of the partition its start
+ * falls in and walks on into the next partition at a boundary
+ * (strs_walk()), SLICE_ITEMS entries per partition lock hold. A bounded
+ * count adds whole partitions' counts and, at each end, a difference of
+ * two ranks from the subtree sizes (strs_count_ranked()). A dead item a
+ * walk meets is held and reclaimed after the partition lock, under its
+ * shard lock (item_drop_held()), which comes first in the lock order.
+ */
+#include "range_str.h"
+
+#define DEAD_SEEN		32	/* dead string items a walk holds per slice */
+
+/* First node of @p at or above @lo (NULL: none). */
+static struct rb_node *part_seek_ge_locked(const struct part *p,
+					   const struct sbound *lo)
+{
+	struct rb_node *n = p->tree.rb_node, *best = NULL;
+
+	ak_lock_assert_held(&p->lock);
+	if (lo->open)
+		return rb_first(&p->tree);
+	while (n) {
+		if (sbound_above(lo, rb_entry(n, struct item, rbnode))) {
+			best = n;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return best;
+}
+
+/* Last node of @p at or below @hi (NULL: none). */
+static struct rb_node *part_seek_le_locked(const struct part *p,
+					   const struct sbound *hi)
+{
+	struct rb_node *n = p->tree.rb_node, *best = NULL;
+
+	ak_lock_assert_held(&p->lock);
+	if (hi->open)
+		return rb_last(&p->tree);
+	while (n) {
+		if (sbound_below(hi, rb_entry(n, struct item, rbnode))) {
+			best = n;
+			n = n->rb_right;
+		} else {
+			n = n->rb_left;
+		}
+	}
+	return best;
+}
+
+enum part_walk {
+	PART_WALK_BUDGET,	/* the budget ran out: more of @p to walk */
+	PART_WALK_END,		/* @p holds no more of the span */
+	PART_WALK_OVER,		/* the span is over, or the visitor said stop */
+};
+
+/* Dead items a string walk met, held, to reclaim after the partition lock. */
+struct dead_seen {
+	struct item *buf[DEAD_SEEN];
+	unsigned int n;
+};
+
+/*
+ * Visit up to @budget string entries of @sp in @p in keyspace order,
+ * narrowing @sp past them; @fn sees the live ones. A dead one cannot be
+ * reclaimed here (that takes its shard lock, which comes before a
+ * partition lock): up to DEAD_SEEN of them are held in @seen for
+ * reclaim_seen(), and the slice ends when it is full.
+ */
+static enum part_walk part_walk_locked(struct store *s, struct part *p,
+				       struct span *sp, bool reverse,
+				       unsigned int budget, rel_time_t now,
+				       str_fn *fn, void *arg,
+				       struct dead_seen *seen)
+{
+	struct rb_node *node, *next;
+	enum part_walk end = PART_WALK_END;
+	struct item *last = NULL;
+
+	ak_lock_assert_held(&p->lock);
+	node = reverse ? part_seek_le_locked(p, &sp->shi) :
+			 part_seek_ge_locked(p, &sp->slo);
+	for (; node; node = next) {
+		struct item *it = rb_entry(node, struct item, rbnode);
+
+		/* the next one's key, while this one is visited */
+		next = reverse ? rb_prev(node) : rb_next(node);
+		if (next)
+			__builtin_prefetch(rb_entry(next, struct item, rbnode) + 1);
+		if (reverse ? !sbound_above(&sp->slo, it) :
+			      !sbound_below(&sp->shi, it)) {
+			sp->strs = false;
+			return PART_WALK_OVER;
+		}
+		if (!budget-- || seen->n == DEAD_SEEN) {
+			end = PART_WALK_BUDGET;	/* the span resumes here */
+			break;
+		}
+		last = it;
+		if (item_state(s, shard_of_item(s, it), it, now) != STORE_HIT) {
+			item_get(it);
+			seen->buf[seen->n++] = it;
+			continue;
+		}
+		if (!fn(it, arg)) {
+			end = PART_WALK_OVER;
+			break;
+		}
+	}
+	/* the span resumes past the last item visited: one key copy a slice
+	 * (the limit this narrows is not the one the loop tests) */
+	if (last)
+		span_exclude_str(sp, last, !reverse);
+	return end;
+}
+
+/*
+ * An item the caller holds, met under a partition lock, dealt with under
+ * its shard lock if it is still linked: reclaimed when dead, and unlinked
+ * when live and @del (delete_range). Return: whether a live item went.
+ */
+bool item_drop_held(struct store *s, struct item *it, bool del)
+{
+	struct shard *sh = shard_of_item(s, it);
+	bool live = false;
+	DEAD_LIST(dead);
+
+	shard_lock(sh);
+	if (it->iflags & ITEM_LINKED) {
+		live = item_state(s, sh, it, store_now(s)) == STORE_HIT;
+		if (!live)
+			item_reclaim_locked(s, sh, it, &dead);
+		else if (del)
+			item_unlink_locked(s, sh, it, &dead);
+	}
+	shard_unlock(sh);
+	items_release(&dead);
+	return live && del;
+}
+
+/* Reclaim the dead items a walk held. */
+static void reclaim_seen(struct store *s, struct dead_seen *seen)
+{
+	unsigned int i;
+
+	for (i = 0; i < seen->n; i++) {
+		item_drop_held(s, seen->buf[i], false);
+		item_put(seen->buf[i]);
+	}
+	seen->n = 0;
+}
+
+/* Index in @m of the partition where a walk of @sp starts or resumes. */
+static unsigned int map_find_span(const struct part_map *m,
+				  const struct span *sp, bool reverse)
+{
+	const struct sbound *b = reverse ? &sp->shi : &sp->slo;
+
+	if (b->open)
+		return reverse ? m->n - 1 : 0;
+	return map_find(m, b->key, b->nkey);
+}
+
+/*
+ * Walk the string part of @sp over the partitions it spans, in keyspace
+ * order, SLICE_ITEMS entries per partition lock hold, narrowing @sp as it
+ * goes (so a walk stopped by @fn resumes where it stopped). The walk
+ * counts itself in map_readers, so no map it reads is freed under it
+ * (part_split()); when the map changes between two slices (a split), it
+ * finds its place again in the new one from where @sp resumes.
+ * Context: no lock held; takes partition and shard locks in turn.
+ */
+void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
+	       void *arg)
+{
+	rel_time_t now = store_now(s);
+	struct part_map *m;
+	unsigned int i;
+
+	if (!sp->strs)
+		return;
+	__atomic_fetch_add(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	m = map_load(s);
+	i = map_find_span(m, sp, reverse);
+	for (;;) {
+		struct dead_seen seen = { .n = 0 };
+		struct part *p = m->parts[i];
+		enum part_walk end;
+
+		part_lock(p);
+		if (map_load(s) != m) {
+			part_unlock(p);
+			m = map_load(s);
+			i = map_find_span(m, sp, reverse);
+			continue;
+		}
+		end = part_walk_locked(s, p, sp, reverse, SLICE_ITEMS, now, fn,
+				       arg, &seen);
+		part_unlock(p);
+		if (seen.n)
+			reclaim_seen(s, &seen);
+		if (end == PART_WALK_OVER)
+			break;
+		if (end == PART_WALK_END) {
+			if (reverse ? i == 0 : i + 1 == m->n) {
+				sp->strs = false;
+				break;
+			}
+			i = reverse ? i - 1 : i + 1;
+		}
+	}
+	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Items of @p before the span's part of it, modulo 2^16, in one descent:
+ * those below the lower limit @b (@upper false), or those up to and at
+ * the upper limit @b (@upper true). Either set is a prefix of @p's order.
+ */
+static uint16_t part_rank_locked(const struct part *p,
+				 const struct sbound *b, bool upper)
+{
+	const struct rb_node *n = p->tree.rb_node;
+	uint16_t r = 0;
+
+	ak_lock_assert_held(&p->lock);
+	if (b->open)
+		return upper ? (uint16_t)p->count : 0;
+	while (n) {
+		const struct item *it = rb_entry(n, struct item, rbnode);
+
+		if (upper ? sbound_below(b, it) : !sbound_above(b, it)) {
+			r += 1 + node_subtree(n->rb_left);
+			n = n->rb_right;
+		} else {
+			n = n->rb_left;
+		}
+	}
+	return r;
+}
+
+/*
+ * The linked string items of @sp, from the partitions' counts: the whole
+ * count of each partition inside the span, and in the two at its ends
+ * the difference of two ranks (subtree sizes are kept modulo 2^16, so
+ * the difference is exact while the partition holds fewer items). Only
+ * right while every linked item is live (no doubtful item anywhere).
+ * Return: false when it cannot say (a partition too large, or a split
+ * under way); *@n is then unchanged and the caller walks.
+ */
+bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n)
+{
+	const struct sbound open = { .open = true };
+	unsigned int i, first, last;
+	struct part_map *m;
+	uint64_t sum = 0;
+	bool ok = true;
+
+	__atomic_fetch_add(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	m = map_load(s);
+	first = map_find_span(m, sp, false);
+	last = map_find_span(m, sp, true);
+	for (i = first; ok && i <= last; i++) {
+		struct part *p = m->parts[i];
+
+		part_lock(p);
+		if (map_load(s) != m || p->count > UINT16_MAX)
+			ok = false;
+		else if (i != first && i != last)
+			sum += p->count;
+		else
+			sum += (uint16_t)(part_rank_locked(p,
+					i == last ? &sp->shi : &open, true) -
+				part_rank_locked(p,
+					i == first ? &sp->slo : &open, false));
+		part_unlock(p);
+	}
+	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	if (ok)
+		*n += sum;
+	return ok;
+}
+
