@@ -14,44 +14,80 @@
 
 #define DEAD_SEEN		32	/* dead string items a walk holds per slice */
 
-/* First node of @p at or above @lo (NULL: none). */
-static struct rb_node *part_seek_ge_locked(const struct part *p,
-					   const struct sbound *lo)
-{
-	struct rb_node *n = p->tree.rb_node, *best = NULL;
+/*
+ * An in-order walk of one partition's tree that keeps the nodes it will
+ * come back to on a stack of its own, instead of climbing parent pointers
+ * as rb_next() does. Each node pushed has its far child prefetched (the
+ * right one going up): the walk reaches that child only after the node's
+ * near subtree and the node itself, so the miss on it is under way while
+ * they are visited; and its key, which the visit reads. Items are
+ * scattered in memory: a step of rb_next() into a right subtree waits on
+ * one cache miss after another. An rbtree of n nodes is at most
+ * 2 log2(n + 1) deep: 64 covers any partition.
+ */
+#define WALK_DEPTH		64
 
-	ak_lock_assert_held(&p->lock);
-	if (lo->open)
-		return rb_first(&p->tree);
-	while (n) {
-		if (sbound_above(lo, rb_entry(n, struct item, rbnode))) {
-			best = n;
-			n = n->rb_left;
-		} else {
-			n = n->rb_right;
-		}
-	}
-	return best;
+struct tree_walk {
+	struct rb_node *stack[WALK_DEPTH];
+	unsigned int top;
+	bool reverse;
+};
+
+static inline void walk_push(struct tree_walk *w, struct rb_node *n)
+{
+	struct rb_node *far = w->reverse ? n->rb_left : n->rb_right;
+
+	if (far)
+		__builtin_prefetch(far);
+	__builtin_prefetch(rb_entry(n, struct item, rbnode) + 1);
+	w->stack[w->top++] = n;
 }
 
-/* Last node of @p at or below @hi (NULL: none). */
-static struct rb_node *part_seek_le_locked(const struct part *p,
-					   const struct sbound *hi)
+/* Push @n and its near descendants: the next nodes in the walk's order. */
+static inline void walk_descend(struct tree_walk *w, struct rb_node *n)
 {
-	struct rb_node *n = p->tree.rb_node, *best = NULL;
+	while (n) {
+		walk_push(w, n);
+		n = w->reverse ? n->rb_right : n->rb_left;
+	}
+}
+
+/*
+ * Start a walk of @p at the first node inside @sp's limit on its side
+ * (the lower going up): the descent pushes each node it passes that is
+ * inside, as the nodes to come back to. Context: @p's lock held.
+ */
+static void walk_seek_locked(struct tree_walk *w, const struct part *p,
+			     const struct span *sp, bool reverse)
+{
+	const struct sbound *b = reverse ? &sp->shi : &sp->slo;
+	struct rb_node *n = p->tree.rb_node;
 
 	ak_lock_assert_held(&p->lock);
-	if (hi->open)
-		return rb_last(&p->tree);
+	w->top = 0;
+	w->reverse = reverse;
 	while (n) {
-		if (sbound_below(hi, rb_entry(n, struct item, rbnode))) {
-			best = n;
-			n = n->rb_right;
+		const struct item *it = rb_entry(n, struct item, rbnode);
+
+		if (reverse ? sbound_below(b, it) : sbound_above(b, it)) {
+			walk_push(w, n);
+			n = reverse ? n->rb_right : n->rb_left;
 		} else {
-			n = n->rb_left;
+			n = reverse ? n->rb_left : n->rb_right;
 		}
 	}
-	return best;
+}
+
+/* The next node of the walk (NULL: none), its successors pushed. */
+static inline struct rb_node *walk_next(struct tree_walk *w)
+{
+	struct rb_node *n;
+
+	if (!w->top)
+		return NULL;
+	n = w->stack[--w->top];
+	walk_descend(w, w->reverse ? n->rb_left : n->rb_right);
+	return n;
 }
 
 enum part_walk {
@@ -79,20 +115,15 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 				       str_fn *fn, void *arg,
 				       struct dead_seen *seen)
 {
-	struct rb_node *node, *next;
 	enum part_walk end = PART_WALK_END;
 	struct item *last = NULL;
+	struct tree_walk w;
+	struct rb_node *node;
 
-	ak_lock_assert_held(&p->lock);
-	node = reverse ? part_seek_le_locked(p, &sp->shi) :
-			 part_seek_ge_locked(p, &sp->slo);
-	for (; node; node = next) {
+	walk_seek_locked(&w, p, sp, reverse);
+	while ((node = walk_next(&w))) {
 		struct item *it = rb_entry(node, struct item, rbnode);
 
-		/* the next one's key, while this one is visited */
-		next = reverse ? rb_prev(node) : rb_next(node);
-		if (next)
-			__builtin_prefetch(rb_entry(next, struct item, rbnode) + 1);
 		if (reverse ? !sbound_above(&sp->slo, it) :
 			      !sbound_below(&sp->shi, it)) {
 			sp->strs = false;
