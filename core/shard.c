@@ -37,28 +37,47 @@ static uint16_t item_subtree(const struct item *it)
 RB_DECLARE_CALLBACKS(static, subtree_cb, struct item, rbnode, subtree,
 		     item_subtree);
 
-/* Return: whether the partition has grown past store->part_max. */
+/*
+ * Link @it into its partition's order. A key above the partition's last
+ * one (sorted input: a load in key order) goes right below that last
+ * node, without a descent: only the right spine, hot in the cache, gains
+ * it in its subtree sizes. Return: whether the partition has grown past
+ * store->part_max.
+ */
 bool order_insert_locked(struct store *s, struct shard *sh, struct item *it)
 {
 	struct part *p = part_lock_key(s, item_key(it), it->nkey);
-	struct rb_node **link = &p->tree.rb_node, *parent = NULL;
-	bool big;
+	struct rb_node **link = &p->tree.rb_node, *parent = NULL, *n;
+	const struct item *last;
+	bool big, rightmost = true;
 
 	ak_lock_assert_held(&sh->lock);
+	last = p->last ? rb_entry(p->last, struct item, rbnode) : NULL;
+	if (last && key_bytes_cmp(item_key(it), it->nkey, item_key(last),
+				  last->nkey) > 0) {
+		for (n = p->last; n; n = rb_parent(n))
+			rb_entry(n, struct item, rbnode)->subtree++;
+		parent = p->last;
+		link = &parent->rb_right;
+	}
 	while (*link) {
 		struct item *cur = rb_entry(*link, struct item, rbnode);
 
 		parent = *link;
 		cur->subtree++;		/* it goes below cur */
 		if (key_bytes_cmp(item_key(it), it->nkey, item_key(cur),
-				  cur->nkey) < 0)
+				  cur->nkey) < 0) {
 			link = &(*link)->rb_left;
-		else
+			rightmost = false;
+		} else {
 			link = &(*link)->rb_right;
+		}
 	}
 	it->subtree = 1;
 	rb_link_node(&it->rbnode, parent, link);
 	rb_insert_augmented_path(&it->rbnode, &p->tree, &subtree_cb);
+	if (rightmost)
+		p->last = &it->rbnode;
 	big = ++p->count > s->part_max;
 	part_unlock(p);
 	return big;
@@ -73,6 +92,8 @@ void order_replace_locked(struct store *s, struct shard *sh,
 	ak_lock_assert_held(&sh->lock);
 	rb_replace_node_augmented(&old->rbnode, &it->rbnode, &p->tree,
 				  &subtree_cb);
+	if (p->last == &old->rbnode)
+		p->last = &it->rbnode;
 	part_unlock(p);
 	RB_CLEAR_NODE(&old->rbnode);
 }
@@ -82,6 +103,8 @@ void order_erase_locked(struct store *s, struct shard *sh, struct item *it)
 	struct part *p = part_lock_key(s, item_key(it), it->nkey);
 
 	ak_lock_assert_held(&sh->lock);
+	if (p->last == &it->rbnode)
+		p->last = rb_prev(&it->rbnode);
 	rb_erase_augmented(&it->rbnode, &p->tree, &subtree_cb);
 	p->count--;
 	part_unlock(p);
@@ -142,6 +165,8 @@ static void part_halve_locked(struct part *p, struct part *np,
 	keep = n / 2;
 	rb_build_balanced(nodes, keep, &p->tree, &subtree_cb);
 	rb_build_balanced(nodes + keep, n - keep, &np->tree, &subtree_cb);
+	p->last = rb_last(&p->tree);
+	np->last = rb_last(&np->tree);
 	p->count = keep;
 	np->count = n - keep;
 	it = rb_entry(nodes[keep], struct item, rbnode);
@@ -292,7 +317,9 @@ static bool part_merge_locked(struct store *s, unsigned int i, uint64_t room)
 		n = tree_list(&p->tree, nodes);
 		n += tree_list(&q->tree, nodes + n);
 		rb_build_balanced(nodes, n, &p->tree, &subtree_cb);
+		p->last = rb_last(&p->tree);
 		q->tree = RB_ROOT;
+		q->last = NULL;
 		p->count = n;
 		q->count = 0;
 		map_copy_without(nm, m, i + 1);

@@ -139,6 +139,7 @@ struct part {
 	struct ak_lock lock;
 	/* guarded by lock */
 	struct rb_root tree;		/* string items in memcmp order */
+	struct rb_node *last;		/* tree's rightmost node, NULL if empty */
 	uint64_t count;			/* items in tree */
 	/* immutable once the partition is in a map */
 	struct part *retired;		/* merged away: the next one to free */

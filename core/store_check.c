@@ -124,8 +124,9 @@ static bool part_holds(const struct store *s, const struct item *it)
 /*
  * Every partition's rbtree: linked string items in strictly increasing key
  * order, as many as it counts, each with the size of its subtree (modulo
- * 2^16), at or above the partition's lower bound and below the next one's; the bounds in increasing order, the
- * first open. Return: 0, and the items of all of them in *@total.
+ * 2^16), at or above the partition's lower bound and below the next
+ * one's, the last of them the partition's last; the bounds in increasing
+ * order, the first open. Return: 0, and the items of all of them in *@total.
  */
 static int check_parts(struct store *s, uint64_t *total, char *why,
 		       size_t len)
@@ -167,6 +168,11 @@ static int check_parts(struct store *s, uint64_t *total, char *why,
 			cnt++;
 		}
 		bad = bad || cnt != p->count;
+		if (!bad && p->last != rb_last(&p->tree)) {
+			part_unlock(p);
+			CHECK_FAIL("partition %u: its last node is not its "
+				   "rightmost", i);
+		}
 		part_unlock(p);
 		if (bad)
 			CHECK_FAIL("partition %u: a bad item, out of order, out "

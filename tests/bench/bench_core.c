@@ -67,6 +67,8 @@ enum bench_row {
 	ROW_RANGE10_STR,
 	ROW_RANGE100_STR,
 	ROW_COUNT_REST_STR,
+	ROW_LOAD_SORTED_STR,
+	ROW_LOAD_RANDOM_STR,
 	NROWS
 };
 
@@ -88,6 +90,8 @@ static const char *const row_name[NROWS] = {
 	"store range of 10, string keys",
 	"store range of 100, string keys",
 	"store count from a random key to the end, string keys",
+	"store load of new string keys, in key order",
+	"store load of the same keys, random order",
 };
 
 struct bench {
@@ -569,6 +573,63 @@ static void bench_store(struct bench *b, bool strkeys)
 	radix_tree_preload_drain();
 }
 
+#define LOAD_KEY	12	/* "k" and 10 digits, NUL */
+
+/*
+ * A load of sample() new string keys into an empty store, per key: in key
+ * order, as a snapshot's load comes (each key goes after its partition's
+ * last, with no descent), and the same keys in random order.
+ */
+static void bench_store_load(struct bench *b)
+{
+	struct store_config cfg = {
+		.mem_limit = 0,
+		.item_size_max = 1024 * 1024,
+		.nshards = NSHARDS,
+		.hash_bits = 10,
+	};
+	size_t p = sample(b), i, j, blocks = 0;
+	char (*keys)[LOAD_KEY] = xmalloc(p * LOAD_KEY);
+	uint32_t *order = xmalloc(p * sizeof(*order));
+	unsigned int run, sorted;
+
+	for (i = 0; i < p; i++) {
+		snprintf(keys[i], LOAD_KEY, "k%010zu", i);
+		order[i] = (uint32_t)i;
+	}
+	for (i = p - 1; i > 0; i--) {
+		uint32_t x = order[i];
+
+		j = rnd() % (i + 1);
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (run = 0; run < RUNS; run++) {
+		for (sorted = 0; sorted < 2; sorted++) {
+			struct store *s = store_create(&cfg);
+			double t;
+
+			if (!s) {
+				fprintf(stderr, "bench_core: store_create "
+					"failed\n");
+				exit(1);
+			}
+			store_set_time(s, time(NULL));
+			t = now_ns();
+			for (i = 0; i < p; i++)
+				store_set(s, keys[sorted ? i : order[i]],
+					  LOAD_KEY - 1, &blocks);
+			b->ns[sorted ? ROW_LOAD_SORTED_STR :
+				       ROW_LOAD_RANDOM_STR][run] =
+				(now_ns() - t) / (double)p;
+			store_destroy(s);
+		}
+	}
+	radix_tree_preload_drain();
+	ak_free(order);
+	ak_free(keys);
+}
+
 static int dbl_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -615,6 +676,7 @@ int main(void)
 		bench_setup(&b[i], false);	/* keys and permutation only */
 		bench_store(&b[i], false);
 		bench_store(&b[i], true);
+		bench_store_load(&b[i]);
 		bench_teardown(&b[i]);
 		fprintf(stderr, "bench_core: %zu entries done (%.0f s)\n",
 			b[i].n, (now_ns() - t0) / 1e9);

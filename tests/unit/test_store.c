@@ -2001,6 +2001,67 @@ static void test_threads(unsigned int nshards, size_t limit)
  * counts and delete_range across many partitions give what one tree
  * gives, and each split leaves the partitions covering the keyspace.
  */
+/*
+ * Keys in increasing order go in after their partition's last item
+ * without a descent: the last item stays the rightmost through appends,
+ * splits, replaces and deletes of it, and merges.
+ */
+static void test_sorted_inserts(unsigned int nshards)
+{
+	struct store_bound f, t;
+	struct store *s;
+	char key[32];
+	unsigned int i;
+
+	new_part_max = 4;
+	s = new_store(nshards, 0, false, 1);
+	new_part_max = 0;
+	if (!s)
+		return;
+	for (i = 0; i < 600; i++) {
+		snprintf(key, sizeof(key), "s%04u", i);
+		CHECK(put(s, key, "v", 0, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+		if (i % 7 == 0)
+			check_store(s, "appending");
+	}
+	f = bnd(BOUND_MIN, NULL);
+	t = bnd(BOUND_MAX, NULL);
+	CHECK(store_count(s, &f, &t) == 600);
+	/* the last one replaced, then deleted, then appended again */
+	CHECK(put(s, "s0599", "w", 0, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+	check_store(s, "the last replaced");
+	CHECK(store_delete(s, "s0599", 5) == 0);
+	check_store(s, "the last deleted");
+	CHECK(put(s, "s0599", "x", 0, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+	/* going down: each a new first, with a descent */
+	for (i = 0; i < 50; i++) {
+		snprintf(key, sizeof(key), "r%04u", 50 - i);
+		CHECK(put(s, key, "v", 0, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+	}
+	check_store(s, "prepending");
+	/* the top cut off, the rest merged, then appended to again */
+	f = bnd(BOUND_INCL, "s0100");
+	CHECK(store_delete_range(s, &f, &t) == 500);
+	while (store_tidy_partitions(s, 3))
+		;
+	check_store(s, "merged");
+	for (i = 100; i < 300; i++) {
+		snprintf(key, sizeof(key), "s%04u", i);
+		CHECK(put(s, key, "v", 0, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+	}
+	check_store(s, "appended after the merges");
+	f = bnd(BOUND_MIN, NULL);
+	CHECK(store_count(s, &f, &t) == 350);
+	CHECK(holds(s, "s0299", "v") && holds(s, "s0300", NULL) &&
+	      holds(s, "r0001", "v"));
+	store_destroy(s);
+}
+
 static void test_partition_splits(unsigned int nshards)
 {
 	struct store *s;
@@ -2463,6 +2524,8 @@ int main(void)
 	test_threads(2, 0);
 	test_partition_splits(1);
 	test_partition_splits(16);
+	test_sorted_inserts(1);
+	test_sorted_inserts(16);
 	test_paging_under_splits();
 	/* the same with partitions that split above 4 items */
 	new_part_max = 4;
