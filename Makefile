@@ -128,6 +128,7 @@ UNIT_DEPS_test_reply      := protocol/reply.c core/item.c core/hash.c core/alloc
 UNIT_DEPS_test_conf       := server/conf.c server/settings.c server/cmdline.c \
                              core/alloc.c
 UNIT_DEPS_test_auth       := server/auth.c core/alloc.c
+UNIT_DEPS_test_base64     := protocol/base64.c
 
 .SECONDARY:
 .SECONDEXPANSION:

@@ -50,6 +50,11 @@ enum item_iflags {
 	ITEM_ACCESSED	= 1u << 2,	/* CLOCK reference bit, set on hits */
 	ITEM_FETCHED	= 1u << 3,	/* read at least once (stats) */
 	ITEM_NEW	= 1u << 4,	/* stored and not yet passed by the CLOCK hand */
+	ITEM_STALE	= 1u << 5,	/* marked stale (md I): mg answers X */
+	ITEM_WIN	= 1u << 6,	/* a client was told it won the recache
+					 * (mg W): the others get Z */
+	ITEM_KEY_BINARY	= 1u << 7,	/* stored with a base64 key (ms b): k
+					 * returns it encoded */
 };
 
 struct item {
@@ -63,7 +68,8 @@ struct item {
 		struct item *dead_next;
 	};
 	rel_time_t exptime;		/* 0: never */
-	rel_time_t time;		/* last stored (for flush_all) */
+	rel_time_t time;		/* last stored or fetched (flush_all,
+				 * mg l, me la) */
 	uint32_t flags;			/* client flags */
 	uint32_t nbytes;		/* value length without "\r\n" */
 	uint32_t refcount;		/* atomic */

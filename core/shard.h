@@ -457,12 +457,13 @@ static inline bool item_flushed(const struct store *s, const struct shard *sh,
 {
 	uint64_t w = __atomic_load_n(&s->flush_word, __ATOMIC_ACQUIRE);
 	rel_time_t done = (rel_time_t)w, pend = (rel_time_t)(w >> 32);
+	rel_time_t t = READ_ONCE(it->time);	/* a hit moves it forward */
 
-	if (pend && pend <= now && it->time < pend)
+	if (pend && pend <= now && t < pend)
 		return true;
-	if (!done || it->time > done)
+	if (!done || t > done)
 		return false;
-	if (it->time < done)
+	if (t < done)
 		return true;
 	return it->cas <= __atomic_load_n(&sh->flush_cas, __ATOMIC_RELAXED);
 }
@@ -493,7 +494,7 @@ static inline bool item_doubtful(const struct store *s, const struct item *it)
 	if (READ_ONCE(it->exptime))
 		return true;
 	m = flush_moment(s);
-	return m && it->time <= m;
+	return m && READ_ONCE(it->time) <= m;
 }
 
 /* @it joins the shard's indexes (its time and expiry set): count it. */

@@ -397,6 +397,59 @@ enum store_result store_item_store(struct store *s, struct item *it,
 	return ret;
 }
 
+/* Set @it's expiry, keeping the shard's doubtful count. */
+static void item_set_exptime_locked(struct store *s, struct shard *sh,
+				    struct item *it, rel_time_t exptime)
+{
+	doubtful_unlink_locked(s, sh, it);
+	WRITE_ONCE(it->exptime, exptime);
+	doubtful_link_locked(s, sh, it);
+}
+
+/*
+ * What a hit does to @it and reports of it: the item as found (expiry,
+ * last access, flags), the touch, the recache win (the first request to
+ * find it stale, or expiring before req->recache, when nobody has won
+ * it yet), then the bump.
+ */
+static inline __attribute__((always_inline))
+void lookup_hit_locked(struct store *s, struct shard *sh, struct item *it,
+		       const struct store_req *req, struct store_res *res)
+{
+	uint8_t f = READ_ONCE(it->iflags);
+	rel_time_t now, exp = READ_ONCE(it->exptime);
+
+	res->exptime = exp;
+	res->atime = READ_ONCE(it->time);
+	res->iflags = f;
+	res->won = false;
+	if (req->flags & STORE_REQ_TOUCH) {
+		item_set_exptime_locked(s, sh, it, req->exptime);
+		if (!(req->flags & STORE_REQ_TOUCH_LATE))
+			exp = req->exptime;
+	}
+	if (unlikely(req->flags & (STORE_REQ_META | STORE_REQ_RECACHE))) {
+		res->won = !(f & ITEM_WIN) &&
+			   (((f & ITEM_STALE) &&
+			     (req->flags & STORE_REQ_META)) ||
+			    ((req->flags & STORE_REQ_RECACHE) && exp &&
+			     exp < req->recache));
+		if (res->won)
+			item_set_flag(it, ITEM_WIN);
+	}
+	if (req->flags & STORE_REQ_NO_BUMP)
+		return;
+	item_set_flag(it, ITEM_ACCESSED | ITEM_FETCHED);
+	/* the last access, at most one write a second (flush_all reads it:
+	 * only a live item is bumped, so it moves past no flush moment) */
+	now = store_now(s);
+	if (unlikely(res->atime != now)) {
+		doubtful_unlink_locked(s, sh, it);
+		WRITE_ONCE(it->time, now);
+		doubtful_link_locked(s, sh, it);
+	}
+}
+
 struct item *store_lookup(struct store *s, const struct store_req *req,
 			  struct store_res *res)
 {
@@ -413,12 +466,7 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
 					    &st);
 		if (it) {
-			if (req->flags & STORE_REQ_TOUCH) {
-				doubtful_unlink_locked(s, sh, it);
-				WRITE_ONCE(it->exptime, req->exptime);
-				doubtful_link_locked(s, sh, it);
-			}
-			item_set_flag(it, ITEM_ACCESSED | ITEM_FETCHED);
+			lookup_hit_locked(s, sh, it, req, res);
 			res->flags = it->flags;
 			res->nbytes = it->nbytes;
 			res->cas = it->cas;

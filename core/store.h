@@ -217,6 +217,14 @@ enum store_result store_item_store(struct store *s, struct item *it,
 enum store_req_flags {
 	STORE_REQ_TOUCH	= 1u << 0,	/* set the expiry to @exptime (gat) */
 	STORE_REQ_PEEK	= 1u << 1,	/* no reference wanted (touch) */
+	STORE_REQ_NO_BUMP = 1u << 2,	/* leave the CLOCK bit, the fetched
+					 * mark and the last access (mg u) */
+	STORE_REQ_RECACHE = 1u << 3,	/* win the recache if the expiry is
+					 * before @recache (mg R) */
+	STORE_REQ_TOUCH_LATE = 1u << 4,	/* the R test sees the expiry from
+					 * before the touch (R came first) */
+	STORE_REQ_META	= 1u << 5,	/* a meta get: a stale item's first
+					 * finder wins the recache */
 };
 
 struct store_req {
@@ -227,6 +235,7 @@ struct store_req {
 	char *buf;		/* if set, receives a value of at most
 				 * @room - 2 bytes and its "\r\n" */
 	size_t room;		/* size of @buf */
+	rel_time_t recache;	/* STORE_REQ_RECACHE: store time */
 };
 
 struct store_res {
@@ -235,6 +244,14 @@ struct store_res {
 	uint32_t flags;		/* client flags */
 	uint32_t nbytes;	/* value length without "\r\n" */
 	uint64_t cas;
+	/* as the hit found them, before this request changed them */
+	rel_time_t exptime;	/* 0: never */
+	rel_time_t atime;	/* last stored or fetched */
+	uint8_t iflags;		/* ITEM_FETCHED, ITEM_STALE, ITEM_WIN,
+				 * ITEM_KEY_BINARY */
+	bool won;		/* this request won the recache: the item
+				 * was stale or near expiry, and nobody had
+				 * won it (ITEM_WIN is now set) */
 };
 
 /**
@@ -244,7 +261,10 @@ struct store_res {
  * @res: receives the outcome
  *
  * An expired or flushed item found is unlinked (lazy expiry) and reported
- * as a miss. A hit sets the item's CLOCK bit without moving it.
+ * as a miss. A hit sets the item's CLOCK bit without moving it, marks it
+ * fetched and makes now its last access, unless STORE_REQ_NO_BUMP. The
+ * recache is won (res->won) by the first request that finds the item
+ * stale, or with STORE_REQ_RECACHE expiring before req->recache.
  *
  * With req->buf, a value that fits is copied there under the shard lock,
  * so that no reference is taken and dropped: a small reply is cheaper

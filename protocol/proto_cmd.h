@@ -16,6 +16,7 @@
  *   proto_range.c      range, ranges, rrange, rranges, keys, count,
  *                      delete_range
  *   proto_auth.c       the "set <user> <password>" of -Y
+ *   proto_meta.c       mg, me, mn (their flags: meta.c)
  *
  * Synchronization: everything here runs on the connection's worker thread;
  * the store takes its own locks.
@@ -116,6 +117,7 @@ enum proto_cmd {
 	CMD_DELETE_RANGE,
 	CMD_FLUSH_ALL, CMD_VERBOSITY, CMD_VERSION, CMD_QUIT, CMD_SHUTDOWN,
 	CMD_STATS, CMD_DEBUG,
+	CMD_MG, CMD_MN, CMD_ME,
 	CMD_NR,
 	CMD_UNKNOWN = CMD_NR,
 };
@@ -196,6 +198,11 @@ enum range_kind {
 proto_cmd_fn proto_range;
 proto_cmd_fn proto_count;
 proto_cmd_fn proto_delete_range;
+
+/* proto_meta.c */
+proto_cmd_fn proto_mg;
+proto_cmd_fn proto_mn;
+proto_cmd_fn proto_me;
 
 /* proto_auth.c */
 size_t proto_auth_command(struct proto_conn *pc, const char *buf, size_t len);

@@ -24,7 +24,8 @@
  * Properties checked:
  *  1. every reply is well formed: only the lines PROTOCOL.md lists, each
  *     ending "\r\n"; a VALUE line has a valid key and decimal numbers and
- *     is followed by exactly <bytes> bytes and "\r\n"; KEY lines of one
+ *     is followed by exactly <bytes> bytes and "\r\n", and so is a VA
+ *     line (mg); KEY lines of one
  *     answer come in strictly ascending keyspace order;
  *  2. the output does not depend on how the bytes arrive: split and pieces
  *     write what whole writes, with the two exceptions PROTOCOL.md states:
@@ -260,6 +261,15 @@ static const char *const fixed_lines[] = {
 	"CLIENT_ERROR authentication failure",
 	"CLIENT_ERROR bad authentication token format",
 	"CLIENT_ERROR bad command line termination",
+	"MN", "EN",
+	"CLIENT_ERROR options flags are too long",
+	"CLIENT_ERROR duplicate flag",
+	"CLIENT_ERROR invalid flag",
+	"CLIENT_ERROR error decoding key",
+	"CLIENT_ERROR bad token in command line format",
+	"CLIENT_ERROR invalid numeric initial value",
+	"CLIENT_ERROR invalid numeric delta value",
+	"CLIENT_ERROR opaque token too long",
 };
 
 static bool line_is(const char *p, size_t n, const char *s)
@@ -343,6 +353,30 @@ static long long value_line(const char *p, size_t n)
 	return (long long)v;
 }
 
+/* "VA <bytes>[ <flag>*]" (mg): the bytes, or -1 if not such a line. */
+static long long va_line(const char *p, size_t n)
+{
+	const char *num = p + 3, *e = p + n, *sp;
+	unsigned long long v;
+
+	if (n < 4 || memcmp(p, "VA ", 3))
+		return -1;
+	sp = memchr(num, ' ', (size_t)(e - num));
+	if (!sp)
+		sp = e;
+	if (!is_decimal(num, (size_t)(sp - num), 10))
+		return -1;
+	v = strtoull(num, NULL, 10);
+	return v > FUZZ_ITEM_MAX ? -1 : (long long)v;
+}
+
+/* A meta reply line with flags: "HD ...", "EN ...", "ME <key> ...". */
+static bool meta_line(const char *p, size_t n)
+{
+	return (n > 3 && (!memcmp(p, "HD ", 3) || !memcmp(p, "EN ", 3) ||
+			  !memcmp(p, "ME ", 3))) || line_is(p, n, "HD");
+}
+
 /*
  * Checks the well-formedness of @out (property 1) and writes to @norm the
  * output with every run of VALUE blocks that directly precedes
@@ -372,6 +406,8 @@ static void check_output(const struct growbuf *out, struct growbuf *norm,
 			   (size_t)(p - out->p));
 		n = (size_t)(nl - 1 - p);
 		vbytes = value_line(p, n);
+		if (vbytes < 0)
+			vbytes = va_line(p, n);
 		if (vbytes >= 0) {
 			const char *blk = nl + 1;
 
@@ -419,6 +455,8 @@ static void check_output(const struct growbuf *out, struct growbuf *norm,
 			ok = true;
 		if (n > 8 && !memcmp(p, "DELETED ", 8) &&
 		    is_decimal(p + 8, n - 8, 20))
+			ok = true;
+		if (meta_line(p, n))
 			ok = true;
 		FUZZ_CHECK(ok, "unexpected reply line \"%.*s\"",
 			   (int)(n > 200 ? 200 : n), p);

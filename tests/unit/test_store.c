@@ -2062,6 +2062,78 @@ static void test_sorted_inserts(unsigned int nshards)
 	store_destroy(s);
 }
 
+/*
+ * What a lookup reports and does for the meta get: the item as found
+ * (last access, fetched before), no bump with STORE_REQ_NO_BUMP, and the
+ * recache won once (R: an expiry before the token; the touch before or
+ * after the test); a new store of the key starts with no win.
+ */
+static void test_lookup_meta(unsigned int nshards)
+{
+	struct store *s = new_store(nshards, 0, false, 4);
+	struct store_req req = { .key = "m", .nkey = 1 };
+	struct store_res res;
+	struct store_bound f, t;
+
+	if (!s)
+		return;
+	CHECK(set(s, "m", "v") == STORE_STORED);
+	/* no bump: nothing recorded */
+	req.flags = STORE_REQ_NO_BUMP | STORE_REQ_PEEK;
+	store_lookup(s, &req, &res);
+	CHECK(res.why == STORE_HIT && !(res.iflags & ITEM_FETCHED) &&
+	      res.atime == store_now(s));
+	store_set_time(s, T0 + 5);
+	req.flags = STORE_REQ_PEEK;
+	store_lookup(s, &req, &res);
+	CHECK(!(res.iflags & ITEM_FETCHED) && store_now(s) - res.atime == 5);
+	store_lookup(s, &req, &res);
+	CHECK((res.iflags & ITEM_FETCHED) && res.atime == store_now(s));
+	/* R: won by the first request that sees less time left */
+	CHECK(put(s, "m", "v", 0, store_exptime(s, 100), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	req.flags = STORE_REQ_PEEK | STORE_REQ_RECACHE;
+	req.recache = store_exptime(s, 50);
+	store_lookup(s, &req, &res);
+	CHECK(!res.won && !(res.iflags & ITEM_WIN));
+	req.recache = store_exptime(s, 200);
+	store_lookup(s, &req, &res);
+	CHECK(res.won && !(res.iflags & ITEM_WIN));
+	store_lookup(s, &req, &res);
+	CHECK(!res.won && (res.iflags & ITEM_WIN));
+	/* a touch before the test counts, after it not */
+	CHECK(put(s, "m", "v", 0, store_exptime(s, 100), STORE_OP_SET, 0,
+		  NULL) == STORE_STORED);
+	req.flags = STORE_REQ_PEEK | STORE_REQ_RECACHE | STORE_REQ_TOUCH;
+	req.exptime = store_exptime(s, 500);
+	store_lookup(s, &req, &res);
+	CHECK(!res.won && res.exptime == store_exptime(s, 100));
+	req.flags |= STORE_REQ_TOUCH_LATE;
+	req.exptime = store_exptime(s, 100);
+	store_lookup(s, &req, &res);	/* sees 500: no win; back to 100 */
+	CHECK(!res.won && res.exptime == store_exptime(s, 500));
+	req.exptime = store_exptime(s, 600);
+	store_lookup(s, &req, &res);	/* sees 100 before the touch */
+	CHECK(res.won);
+	/* no expiry: R never wins */
+	CHECK(set(s, "m", "v") == STORE_STORED);
+	req.flags = STORE_REQ_PEEK | STORE_REQ_RECACHE;
+	store_lookup(s, &req, &res);
+	CHECK(!res.won);
+	check_store(s, "meta lookups");
+	/* a fetch moves the last access forward, not past a flush */
+	store_set_time(s, T0 + 9);
+	req.flags = STORE_REQ_PEEK;
+	store_lookup(s, &req, &res);
+	store_flush_all(s, 0);
+	CHECK(holds(s, "m", NULL));
+	f = bnd(BOUND_MIN, NULL);
+	t = bnd(BOUND_MAX, NULL);
+	CHECK(store_count(s, &f, &t) == 0);
+	check_store(s, "fetched, then flushed");
+	store_destroy(s);
+}
+
 static void test_partition_splits(unsigned int nshards)
 {
 	struct store *s;
@@ -2526,6 +2598,8 @@ int main(void)
 	test_partition_splits(16);
 	test_sorted_inserts(1);
 	test_sorted_inserts(16);
+	test_lookup_meta(1);
+	test_lookup_meta(16);
 	test_paging_under_splits();
 	/* the same with partitions that split above 4 items */
 	new_part_max = 4;

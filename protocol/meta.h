@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * meta.h - the flags of the meta commands (mg, ms, md, ma), read once by
+ * one parser for all four, as memcached 1.6.45 reads them.
+ *
+ * A flag is a token whose first byte names it; some carry a token after
+ * that byte (T30, Oabc). Each may appear once. The parser checks every
+ * flag any meta command knows; each command then acts on those it uses,
+ * in the order they came (a reply's flags follow the request's order).
+ *
+ * Private to protocol/. Synchronization: none; pure functions of the line.
+ */
+#ifndef ANCHORKV_META_H
+#define ANCHORKV_META_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "item.h"
+#include "parse.h"
+
+#define META_MAX_TOKENS		20	/* the command, the key and flags */
+#define META_OPAQUE_MAX		32	/* bytes of an O token, O included */
+
+struct meta_req {
+	/* the key, decoded when b */
+	const char *key;
+	size_t nkey;
+	bool binary;			/* b */
+	char keybuf[KEY_MAX_LENGTH];
+	/* the flags, in the request's order */
+	const struct token *flag;
+	unsigned int nflag;
+	uint32_t seen[4];		/* a bit per first byte 0..126 */
+	/* what flags say */
+	bool q, v, u, I, x;
+	int32_t ttl_T, ttl_N, ttl_R;	/* T, N, R: client exptimes */
+	uint64_t cas_C, cas_E;		/* C, E */
+	uint32_t flags_F;		/* F */
+	uint64_t delta_D, initial_J;	/* D, J */
+	char mode;			/* M: the byte after it */
+};
+
+/* Whether flag @c came (its first byte). */
+static inline bool meta_has(const struct meta_req *m, char c)
+{
+	unsigned int b = (unsigned char)c;
+
+	return b < 127 && (m->seen[b / 32] >> (b % 32) & 1);
+}
+
+/**
+ * meta_parse() - read the key and the flags of a meta command
+ * @m:     filled in
+ * @l:     the line: tok[0] the command, tok[1] the key, then @first
+ *         and on the flags (ms has its length between)
+ * @first: the first flag's token
+ *
+ * The key must be at most KEY_MAX_LENGTH bytes as sent; with b it is
+ * decoded into @m->keybuf.
+ *
+ * Return: NULL, or the whole error line to answer (memcached's
+ * CLIENT_ERROR strings, with "\r\n").
+ */
+const char *meta_parse(struct meta_req *m, const struct parse_line *l,
+		       unsigned int first);
+
+/* Whether a key can be sent as it is in a reply line: no space, NUL,
+ * "\r" or "\n" in it. */
+static inline bool meta_key_plain(const char *key, size_t nkey)
+{
+	size_t i;
+
+	for (i = 0; i < nkey; i++)
+		if (key[i] == ' ' || key[i] == '\0' || key[i] == '\r' ||
+		    key[i] == '\n')
+			return false;
+	return true;
+}
+
+/**
+ * meta_put_key() - " k<key>" into a reply line, encoded (and " b") when
+ * @binary
+ * @p: where; room for 2 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 bytes
+ *
+ * Return: the end of what it wrote.
+ */
+char *meta_put_key(char *p, const char *key, size_t nkey, bool binary);
+
+/**
+ * meta_put_opaque() - " O<token>" into a reply line
+ * @p: where; room for 1 + META_OPAQUE_MAX bytes
+ * @t: the O token as sent
+ *
+ * Return: the end of what it wrote, or NULL when the token is over
+ * META_OPAQUE_MAX bytes (the command answers the error instead).
+ */
+char *meta_put_opaque(char *p, const struct token *t);
+
+#endif /* ANCHORKV_META_H */

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proto_meta.c - the meta commands of memcached 1.6.45 that read: mg
+ * (meta get), me (meta debug) and mn (meta no-op). Their flags are read
+ * by meta_parse() (meta.c); PROTOCOL.md specifies every one.
+ */
+#include "proto_cmd.h"
+
+#include <stdio.h>
+
+#include "base64.h"
+#include "meta.h"
+
+/* The longest mg reply line: "VA <size>", then at most 18 flags, of which
+ * only k and O are long. */
+#define MG_LINE_MAX	(3 + 10 + (META_MAX_TOKENS - 2) * 24 + \
+			 4 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 + \
+			 1 + META_OPAQUE_MAX + 6 + 2)
+
+/* The index of flag @c among @m's flags, or -1. */
+static int meta_index(const struct meta_req *m, char c)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nflag; i++)
+		if (m->flag[i].p[0] == c)
+			return (int)i;
+	return -1;
+}
+
+static void proto_out_str(struct proto_conn *pc, const char *s)
+{
+	proto_out(pc, s, strlen(s));
+}
+
+void proto_mn(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	(void)l;
+	(void)arg;
+	proto_out(pc, STR_AND_LEN("MN\r\n"));
+}
+
+/*
+ * memcached's slab class of an item of @size bytes, with its default
+ * classes (96 bytes, then each 1.25 times the last, 8-byte aligned): what
+ * me reports as cls, for tools that read it. anchorkv has no classes.
+ */
+static unsigned int mc_class(size_t size)
+{
+	unsigned int id = 1;
+	size_t c = 96;
+
+	while (c < size && id < 63) {
+		c = ((c * 5 / 4) + 7) & ~(size_t)7;
+		id++;
+	}
+	return id;
+}
+
+void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	struct store *s = pc->ctx->store;
+	const struct token *key = l->tok + 1;
+	char keybuf[KEY_MAX_LENGTH];
+	struct store_req req = { .key = key->p, .nkey = key->len,
+				 .flags = STORE_REQ_NO_BUMP | STORE_REQ_PEEK };
+	struct store_res res;
+	rel_time_t now;
+	char *p, *q;
+
+	(void)arg;
+	if (l->ntok < 2 || key->len > KEY_MAX_LENGTH) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (!key_bytes_ok(key->p, key->len) && !(l->ntok >= 3 &&
+						 TOKEN_IS(&l->tok[2], "b"))) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (l->ntok >= 3 && TOKEN_IS(&l->tok[2], "b")) {
+		req.nkey = b64_decode(key->p, key->len,
+				      (unsigned char *)keybuf);
+		req.key = keybuf;
+		if (!req.nkey) {
+			proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+			return;
+		}
+	}
+	store_lookup(s, &req, &res);
+	if (res.why != STORE_HIT) {
+		proto_out(pc, STR_AND_LEN("EN\r\n"));
+		return;
+	}
+	if (unlikely(pc->state == PROTO_CLOSED))
+		return;
+	p = reply_reserve(&pc->out, 3 + B64_ENCODED_LEN(KEY_MAX_LENGTH) +
+			  120);
+	if (unlikely(!p)) {
+		proto_fail(pc);
+		return;
+	}
+	now = store_now(s);
+	memcpy(p, "ME ", 3);
+	if (res.iflags & ITEM_KEY_BINARY) {
+		q = p + 3 + b64_encode((const unsigned char *)req.key,
+				       req.nkey, p + 3);
+	} else {
+		memcpy(p + 3, req.key, req.nkey);
+		q = p + 3 + req.nkey;
+	}
+	q += sprintf(q, " exp=%d la=%u cas=%llu fetch=%s cls=%u size=%zu\r\n",
+		     res.exptime ? (int)(res.exptime - now) : -1,
+		     (unsigned int)(now - res.atime),
+		     (unsigned long long)(pc->ctx->settings->cas_enabled ?
+					  res.cas : 0),
+		     (res.iflags & ITEM_FETCHED) ? "yes" : "no",
+		     mc_class(item_mc_size(req.nkey, res.flags, res.nbytes)),
+		     item_mc_size(req.nkey, res.flags, res.nbytes));
+	reply_commit(&pc->out, (size_t)(q - p));
+}
+
+/* The miss line: "EN", with O and k as they came; q says nothing. */
+static void mg_miss(struct proto_conn *pc, const struct meta_req *m)
+{
+	char line[2 + 4 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 + 1 +
+		  META_OPAQUE_MAX + 2];
+	char *q = line + 2;
+	unsigned int i;
+
+	memcpy(line, "EN", 2);
+	for (i = 0; i < m->nflag; i++) {
+		const struct token *t = &m->flag[i];
+
+		if (t->p[0] == 'O') {
+			q = meta_put_opaque(q, t);
+			if (!q) {
+				proto_out(pc, STR_AND_LEN(
+					"CLIENT_ERROR opaque token too long\r\n"));
+				return;
+			}
+		} else if (t->p[0] == 'k') {
+			q = meta_put_key(q, m->key, m->nkey, m->binary);
+		}
+	}
+	if (m->q)
+		return;
+	*q++ = '\r';
+	*q++ = '\n';
+	proto_out(pc, line, (size_t)(q - line));
+}
+
+/*
+ * A miss with N: the empty item that the first client to miss creates
+ * (with a won recache: it answers W, the others Z). Its expiry is T's or
+ * N's, whichever came last. Return: the item, with a reference, or NULL
+ * when another client created it first (*raced) or it could not be made.
+ */
+static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
+			      int bad, struct store_res *res, bool *raced)
+{
+	struct store *s = pc->ctx->store;
+	int iT = meta_index(m, 'T'), iN = meta_index(m, 'N');
+	rel_time_t exp = 0;
+	struct item *it;
+
+	/* memcached creates it with no expiry, then takes T and N in order,
+	 * up to a flag that fails (a too long O) */
+	if (bad >= 0) {
+		iT = iT < bad ? iT : -1;
+		iN = iN < bad ? iN : -1;
+	}
+	if (iT >= 0 || iN >= 0)
+		exp = store_exptime(s, iT > iN ? m->ttl_T : m->ttl_N);
+	*raced = false;
+	/* a key no reply line could carry (range replies list keys as
+	 * they are) is not created: a miss */
+	if (!meta_key_plain(m->key, m->nkey) ||
+	    store_item_alloc(s, m->key, m->nkey, 0, exp, 0, &it))
+		return NULL;
+	memcpy(item_value(it), "\r\n", 2);
+	/*
+	 * Not linked yet: nobody else sees these bits. The creating mg
+	 * wins, and bumps it as it bumps a hit (unless u), unless it
+	 * fails. As memcached, the item is not marked as having a binary
+	 * key even when b was given: k returns its key as it is.
+	 */
+	if (bad < 0)
+		it->iflags |= ITEM_WIN | (m->u ? 0 : ITEM_FETCHED);
+	item_get(it);
+	switch (store_item_store(s, it, STORE_OP_ADD, 0, &res->cas)) {
+	case STORE_STORED:
+		res->why = STORE_HIT;
+		res->flags = 0;
+		res->nbytes = 0;
+		res->exptime = 0;
+		res->atime = store_now(s);
+		res->iflags = 0;
+		res->won = true;
+		return it;
+	case STORE_NOT_STORED:
+		*raced = true;
+		/* fall through */
+	default:
+		item_put(it);
+		return NULL;
+	}
+}
+
+/* The first O token too long for a reply, or -1. */
+static int mg_bad_opaque(const struct meta_req *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nflag; i++)
+		if (m->flag[i].p[0] == 'O' && m->flag[i].len > META_OPAQUE_MAX)
+			return (int)i;
+	return -1;
+}
+
+void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	struct store *s = ctx->store;
+	struct store_req req = { .flags = STORE_REQ_META };
+	int iT, iR, bad;
+	bool created = false, raced, value;
+	rel_time_t now, exp;
+	struct store_res res;
+	struct meta_req m;
+	struct item *it;
+	const char *err;
+	unsigned int i;
+	char *p, *q;
+
+	(void)arg;
+	if (l->ntok < 2) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	err = meta_parse(&m, l, 2);
+	if (err) {
+		proto_out_str(pc, err);
+		return;
+	}
+	if (!m.binary && !key_bytes_ok(m.key, m.nkey)) {
+		/* a NUL in a key, as in the classic commands */
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (meta_has(&m, 'E')) {
+		/* E (the cas of a created item) is not there yet */
+		proto_out(pc, STR_AND_LEN("CLIENT_ERROR invalid flag\r\n"));
+		return;
+	}
+	req.key = m.key;
+	req.nkey = m.nkey;
+	iT = meta_index(&m, 'T');
+	iR = meta_index(&m, 'R');
+	bad = mg_bad_opaque(&m);
+	if (m.u)
+		req.flags |= STORE_REQ_NO_BUMP;
+	if (iT >= 0 && (bad < 0 || iT < bad)) {
+		req.flags |= STORE_REQ_TOUCH;
+		req.exptime = store_exptime(s, m.ttl_T);
+	}
+	if (iR >= 0) {
+		req.flags |= STORE_REQ_RECACHE;
+		req.recache = store_exptime(s, m.ttl_R);
+		if (iT > iR)
+			req.flags |= STORE_REQ_TOUCH_LATE;
+	}
+	if (bad >= 0) {
+		/*
+		 * memcached answers the error half way through the flags:
+		 * what came before it is done (a T), the win is not given,
+		 * and an item it locked (any of N T R l h) is not bumped
+		 */
+		req.flags &= ~(unsigned int)(STORE_REQ_RECACHE |
+					     STORE_REQ_META);
+		if (meta_has(&m, 'N') || iT >= 0 || iR >= 0 ||
+		    meta_has(&m, 'l') || meta_has(&m, 'h'))
+			req.flags |= STORE_REQ_NO_BUMP;
+	}
+	it = store_lookup(s, &req, &res);
+	if (!it && meta_has(&m, 'N')) {
+		it = mg_vivify(pc, &m, bad, &res, &raced);
+		created = it != NULL;
+		if (raced)
+			it = store_lookup(s, &req, &res);
+	}
+	if (iT >= 0)
+		ctx->stats.cmd_touch++;
+	else
+		ctx->stats.cmd_get++;
+	if (!it) {
+		if (iT >= 0)
+			ctx->stats.touch_misses++;
+		else
+			ctx->stats.get_misses++;
+		mg_miss(pc, &m);
+		return;
+	}
+	if (iT >= 0)
+		ctx->stats.touch_hits++;
+	else
+		ctx->stats.get_hits++;
+	if (unlikely(pc->state == PROTO_CLOSED)) {
+		item_put(it);
+		return;
+	}
+	p = reply_reserve(&pc->out, MG_LINE_MAX);
+	if (unlikely(!p)) {
+		item_put(it);
+		proto_fail(pc);
+		return;
+	}
+	value = m.v && !(meta_has(&m, 'C') && res.cas == m.cas_C);
+	if (value) {
+		memcpy(p, "VA ", 3);
+		q = fmt_u64(p + 3, res.nbytes);
+	} else {
+		memcpy(p, "HD", 2);
+		q = p + 2;
+	}
+	/* each flag in the order it came; t sees a T or N before it */
+	now = store_now(s);
+	exp = res.exptime;
+	for (i = 0; i < m.nflag; i++) {
+		const struct token *t = &m.flag[i];
+
+		switch (t->p[0]) {
+		case 'T':
+			exp = created ? store_exptime(s, m.ttl_T) : req.exptime;
+			break;
+		case 'N':
+			if (created)
+				exp = store_exptime(s, m.ttl_N);
+			break;
+		case 's':
+			*q++ = ' ';
+			*q++ = 's';
+			q = fmt_u64(q, res.nbytes);
+			break;
+		case 't':
+			*q++ = ' ';
+			*q++ = 't';
+			if (!exp) {
+				*q++ = '-';
+				*q++ = '1';
+			} else {
+				q = fmt_u64(q, (uint32_t)(exp - now));
+			}
+			break;
+		case 'c':
+			*q++ = ' ';
+			*q++ = 'c';
+			q = fmt_u64(q, ctx->settings->cas_enabled ? res.cas : 0);
+			break;
+		case 'f':
+			*q++ = ' ';
+			*q++ = 'f';
+			q = fmt_u64(q, res.flags);
+			break;
+		case 'l':
+			*q++ = ' ';
+			*q++ = 'l';
+			q = fmt_u64(q, (uint32_t)(now - res.atime));
+			break;
+		case 'h':
+			*q++ = ' ';
+			*q++ = 'h';
+			*q++ = (res.iflags & ITEM_FETCHED) ? '1' : '0';
+			break;
+		case 'O':
+			q = meta_put_opaque(q, t);
+			if (!q) {
+				item_put(it);
+				proto_out(pc, STR_AND_LEN(
+					"CLIENT_ERROR opaque token too long\r\n"));
+				return;
+			}
+			break;
+		case 'k':
+			q = meta_put_key(q, item_key(it), it->nkey,
+					 it->iflags & ITEM_KEY_BINARY);
+			break;
+		}
+	}
+	/* Z before X and W: a client is never told both W and Z */
+	if (res.iflags & ITEM_WIN) {
+		*q++ = ' ';
+		*q++ = 'Z';
+	}
+	if (res.iflags & ITEM_STALE) {
+		*q++ = ' ';
+		*q++ = 'X';
+	}
+	if (res.won) {
+		*q++ = ' ';
+		*q++ = 'W';
+	}
+	*q++ = '\r';
+	*q++ = '\n';
+	reply_commit(&pc->out, (size_t)(q - p));
+	if (!value) {
+		item_put(it);
+		return;
+	}
+	if (unlikely(reply_add_ref(&pc->out, it, item_value(it),
+				   (size_t)it->nbytes + 2) < 0))
+		proto_fail(pc);
+}

@@ -1,0 +1,352 @@
+"""The meta commands mg, me and mn (protocol/PROTOCOL.md, "Meta commands").
+
+Two kinds of test:
+- a randomized differential test against Debian's memcached 1.6.18, for
+  what 1.6.18 and 1.6.45 (the version PROTOCOL.md follows) agree on: the
+  same requests to both servers, the same reply bytes, except the cas
+  values (each server's own, learned and compared as such) and the
+  seconds of t, l, exp and la, which may differ by one second between
+  two servers asked a moment apart;
+- fixed sessions for every flag and return code, including what is newer
+  than 1.6.18 (C on mg, x known to the parser) and the win/stale flags.
+
+Seed: AKV_META_SEED; steps: AKV_META_STEPS (default 10000).
+"""
+import base64
+import os
+import random
+import re
+
+import pytest
+
+import conftest
+# the memcached 1.6.18 fixture of the classic differential test
+from test_classic_diff import reference  # noqa: F401 (a fixture)
+
+SEED = int(os.environ.get("AKV_META_SEED", "4506"))
+STEPS = int(os.environ.get("AKV_META_STEPS", "10000"))
+
+
+def read_reply(c):
+    """Every line up to the VERSION line; a VA line with its data block."""
+    out = []
+    while True:
+        line = c.recv_line()
+        if line.startswith(b"VERSION "):
+            return out
+        if line.startswith(b"VA "):
+            n = int(line.split(b" ")[1])
+            out.append(line)
+            out.append(c.recv_exactly(n + 2))
+        else:
+            out.append(line)
+
+
+# ---- the differential test ------------------------------------------------
+
+class Gen:
+    def __init__(self, rng, prefix):
+        self.rng = rng
+        self.keys = [b"%sm%d" % (prefix, i) for i in range(5)]
+
+    def key(self):
+        """(key token, b flag wanted)"""
+        r = self.rng.random()
+        if r < 0.03:
+            return b"K" * 251, False
+        k = self.rng.choice(self.keys)
+        if r < 0.15:
+            return base64.b64encode(k), True
+        if r < 0.17:
+            return b"%%%%%%", True		# not base64
+        return k, False
+
+    def flag(self):
+        rng = self.rng
+        r = rng.random()
+        if r < 0.60:
+            return rng.choice([b"v", b"s", b"t", b"f", b"c", b"k", b"h",
+                               b"l", b"u", b"q"])
+        if r < 0.70:
+            return b"O" + rng.choice([b"", b"1", b"abc", b"x" * 31,
+                                      b"y" * 32])
+        if r < 0.80:
+            return rng.choice([b"T", b"N", b"R"]) + rng.choice(
+                [b"0", b"30", b"100", b"200", b"abc", b""])
+        if r < 0.86:
+            return rng.choice([b"P", b"L"]) + rng.choice([b"", b"x/y"])
+        if r < 0.92:
+            # known to both parsers, unused by mg
+            return rng.choice([b"F5", b"Fx", b"C12", b"Cx", b"MS", b"J1",
+                               b"Jx", b"D2", b"Dx", b"I"])
+        return rng.choice([b"Z", b"w", b"!", b"V"])	# unknown flags
+
+    def request(self):
+        rng = self.rng
+        r = rng.random()
+        if r < 0.25:
+            k = rng.choice(self.keys)
+            v = bytes(rng.choice(b"abcdef") for _ in range(rng.randrange(8)))
+            return b"set %s %d %d %d\r\n%s\r\n" % (
+                k, rng.choice([0, 0, 7, 4294967295]),
+                rng.choice([0, 0, 100, 300]), len(v), v)
+        if r < 0.30:
+            return b"delete %s\r\n" % rng.choice(self.keys)
+        if r < 0.33:
+            return b"touch %s %d\r\n" % (rng.choice(self.keys),
+                                         rng.choice([0, 150]))
+        if r < 0.36:
+            return b"mn\r\n"
+        if r < 0.42:
+            key, b = self.key()
+            return b"me %s%s\r\n" % (key, b" b" if b else b"")
+        key, b = self.key()
+        flags = [self.flag() for _ in range(rng.randrange(0, 7))]
+        if b:
+            flags.insert(rng.randrange(len(flags) + 1), b"b")
+        return b" ".join([b"mg", key] + flags) + b"\r\n"
+
+
+SECONDS = re.compile(rb"^([tl])(-?[0-9]+)$")
+
+
+def normalize(lines, cas_seen):
+    """Each reply line as a list of comparable parts: cas values replaced
+    by the order in which the server first showed them, the seconds of t,
+    l, exp and la kept as numbers for a loose comparison."""
+    out = []
+    for line in lines:
+        if line.startswith(b"ME "):
+            parts = []
+            for tok in line.split(b" "):
+                k, _, v = tok.partition(b"=")
+                if k == b"cas":
+                    parts.append(("cas", cas_seen.setdefault(
+                        v, len(cas_seen))))
+                elif k in (b"exp", b"la"):
+                    # 1.6.18 prints exp with the sign turned
+                    n = int(v)
+                    parts.append((k, -1 if n == -1 else abs(n)))
+                else:
+                    parts.append(tok)
+            out.append(parts)
+        elif line[:3] in (b"HD", b"HD ", b"VA ", b"EN", b"EN "):
+            parts = []
+            for tok in line.split(b" "):
+                m = SECONDS.match(tok)
+                if tok[:1] == b"c" and tok[1:].isdigit():
+                    parts.append(("cas", cas_seen.setdefault(
+                        tok[1:], len(cas_seen))))
+                elif m:
+                    parts.append((m.group(1), int(m.group(2))))
+                else:
+                    parts.append(tok)
+            out.append(parts)
+        else:
+            out.append([line])
+    return out
+
+
+def same(a, b):
+    if len(a) != len(b):
+        return False
+    for la, lb in zip(a, b):
+        if len(la) != len(lb):
+            return False
+        for x, y in zip(la, lb):
+            if (isinstance(x, tuple) and isinstance(y, tuple)
+                    and x[0] == y[0] and x[0] != "cas"):
+                if abs(x[1] - y[1]) > 1 or (x[1] == -1) != (y[1] == -1):
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+@pytest.mark.skipif(conftest.is_memcached(),
+                    reason="the reference would be compared with itself")
+def test_meta_differential(server, reference, prefix):
+    rng = random.Random(SEED)
+    gen = Gen(rng, prefix.encode())
+    a, b = server.conn(), reference.conn()
+    cas_a, cas_b = {}, {}
+    recent = []
+    try:
+        for k in gen.keys:
+            for c in (a, b):
+                c.send(b"delete %s\r\n" % k)
+                c.recv_line()
+        for step in range(STEPS):
+            req = gen.request()
+            a.send(req + b"version\r\n")
+            b.send(req + b"version\r\n")
+            got_a, got_b = read_reply(a), read_reply(b)
+            na, nb = normalize(got_a, cas_a), normalize(got_b, cas_b)
+            if not same(na, nb):
+                tail = "\n".join("%r -> %r" % r for r in recent[-20:])
+                pytest.fail("step %d: %r\nserver:    %r\nmemcached: %r\n"
+                            "before (equal on both):\n%s\n(seed %d)"
+                            % (step, req, got_a, got_b, tail, SEED))
+            recent.append((req, got_b))
+    finally:
+        a.close()
+        b.close()
+
+
+# ---- fixed sessions -------------------------------------------------------
+
+def ask(c, line):
+    c.send(line + b"\r\nversion\r\n")
+    return read_reply(c)
+
+
+def test_mg_flags(conn, prefix):
+    k = prefix.encode() + b"a"
+    conn.send(b"set %s 42 0 5\r\nhello\r\n" % k)
+    conn.expect(b"STORED\r\n")
+    got = ask(conn, b"mg %s s v f t k Oxy" % k)
+    assert got == [b"VA 5 s5 f42 t-1 k%s Oxy" % k, b"hello\r\n"]
+    got = ask(conn, b"mg %s" % k)
+    assert got == [b"HD"]
+    # c is the cas gets shows
+    conn.send(b"gets %s\r\n" % k)
+    cas = conn.read_values(with_cas=True)[0][3]
+    assert ask(conn, b"mg %s c" % k) == [b"HD c%d" % cas]
+    # C: no value when the cas matches (1.6.40)
+    assert ask(conn, b"mg %s v C%d" % (k, cas)) == [b"HD"]
+    assert ask(conn, b"mg %s v C%d" % (k, cas + 1)) == [b"VA 5",
+                                                         b"hello\r\n"]
+    # T sets the TTL; t before it shows the old one, after it the new
+    assert ask(conn, b"mg %s t T100 t" % k) == [
+        b"CLIENT_ERROR duplicate flag"]
+    assert ask(conn, b"mg %s t T100" % k) == [b"HD t-1"]
+    assert ask(conn, b"mg %s T200 t" % k) in ([b"HD t200"], [b"HD t199"])
+    # base64 key: the item was set with a plain key, so k returns it plain
+    enc = base64.b64encode(k)
+    assert ask(conn, b"mg %s b k s" % enc) == [b"HD k%s s5" % k]
+
+
+def test_mg_miss_q_and_mn(conn, prefix):
+    k = prefix.encode() + b"missing"
+    assert ask(conn, b"mg %s v" % k) == [b"EN"]
+    assert ask(conn, b"mg %s v k O7" % k) == [b"EN k%s O7" % k]
+    # q: a miss says nothing; mn closes the pipeline
+    conn.send(b"mg %s v q\r\nmg %s v q Oa\r\nmn\r\n" % (k, k))
+    conn.expect(b"MN\r\n")
+    # q never hides a hit, nor an error
+    conn.send(b"set %s 0 0 1\r\nx\r\n" % k)
+    conn.expect(b"STORED\r\n")
+    assert ask(conn, b"mg %s q" % k) == [b"HD"]
+    assert ask(conn, b"mg %s q v" % k) == [b"VA 1", b"x\r\n"]
+    assert ask(conn, b"mg %s q Tx" % k) == [
+        b"CLIENT_ERROR bad token in command line format"]
+    assert ask(conn, b"mn anything") == [b"MN"]
+
+
+def test_mg_errors(conn, prefix):
+    k = prefix.encode() + b"e"
+    assert ask(conn, b"mg") == [b"CLIENT_ERROR bad command line format"]
+    assert ask(conn, b"mg " + b"k" * 251) == [
+        b"CLIENT_ERROR bad command line format"]
+    # a 251-byte key is too long also when it is base64
+    assert ask(conn, b"mg %s b" % (b"QUJD" * 63)[:252]) == [
+        b"CLIENT_ERROR bad command line format"]
+    assert ask(conn, b"mg %s v v" % k) == [b"CLIENT_ERROR duplicate flag"]
+    assert ask(conn, b"mg %s !" % k) == [b"CLIENT_ERROR invalid flag"]
+    assert ask(conn, b"mg %s Tabc" % k) == [
+        b"CLIENT_ERROR bad token in command line format"]
+    assert ask(conn, b"mg %s O%s" % (k, b"o" * 32)) == [
+        b"CLIENT_ERROR opaque token too long"]
+    assert ask(conn, b"mg %s b" % b"!!!") == [
+        b"CLIENT_ERROR error decoding key"]
+    # 20 tokens are allowed, 21 are not
+    flags = [b"O1", b"k", b"s", b"t", b"f", b"c", b"h", b"l", b"u", b"q",
+             b"v", b"P", b"L", b"T5", b"R1", b"N1", b"F1", b"I"]
+    assert ask(conn, b" ".join([b"mg", k] + flags))[0].startswith(b"VA 0 ")
+    assert ask(conn, b" ".join([b"mg", k] + flags + [b"D1"])) == [
+        b"CLIENT_ERROR options flags are too long"]
+    # the last error said is the one answered; an unknown flag stops
+    assert ask(conn, b"mg %s Tx Cx" % k) == [
+        b"CLIENT_ERROR bad token in command line format"]
+    assert ask(conn, b"mg %s Jx Tx" % k) == [
+        b"CLIENT_ERROR bad token in command line format"]
+    assert ask(conn, b"mg %s Tx Jx" % k) == [
+        b"CLIENT_ERROR invalid numeric initial value"]
+    assert ask(conn, b"mg %s Tx ! Jx" % k) == [b"CLIENT_ERROR invalid flag"]
+
+
+def test_mg_key_bytes(conn, prefix):
+    k = prefix.encode()
+    # a NUL in a key sent as it is: refused, as by the classic commands
+    assert ask(conn, b"mg %sa\0b v" % k) == [
+        b"CLIENT_ERROR bad command line format"]
+    assert ask(conn, b"me %sa\0b" % k) == [
+        b"CLIENT_ERROR bad command line format"]
+    # N does not create a key that a reply line cannot carry
+    for raw in (b"a b", b"a\0b", b"a\r\nb"):
+        enc = base64.b64encode(k + raw)
+        assert ask(conn, b"mg %s b v N30" % enc) == [b"EN"]
+        assert ask(conn, b"mg %s b v" % enc) == [b"EN"]
+    # a binary key that can: created, and k returns it as it is
+    enc = base64.b64encode(k + b"\x01\xff")
+    assert ask(conn, b"mg %s b k N30" % enc) == [
+        b"HD k%s\x01\xff W" % k]
+
+
+def test_mg_vivify_and_recache(server, prefix):
+    k = prefix.encode() + b"viv"
+    a, b = server.conn(), server.conn()
+    try:
+        # the first miss with N creates an empty item and wins
+        assert ask(a, b"mg %s v N30 t h" % k) in (
+            [b"VA 0 t30 h0 W", b"\r\n"], [b"VA 0 t29 h0 W", b"\r\n"])
+        # everyone after it is told that someone else won
+        assert ask(b, b"mg %s v N30 s" % k) == [b"VA 0 s0 Z", b"\r\n"]
+        assert ask(a, b"mg %s h" % k) == [b"HD h1 Z"]
+        # the winner stores the real value: a new item, no flags
+        a.send(b"set %s 0 100 3\r\nnew\r\n" % k)
+        a.expect(b"STORED\r\n")
+        assert ask(b, b"mg %s v" % k) == [b"VA 3", b"new\r\n"]
+        # R: the first to see less TTL left than its token wins
+        assert ask(a, b"mg %s R30" % k) == [b"HD"]
+        assert ask(a, b"mg %s R200" % k) == [b"HD W"]
+        assert ask(b, b"mg %s R200" % k) == [b"HD Z"]
+        # R before T sees the old TTL, after it the new one
+        b.send(b"set %s 0 100 3\r\nnew\r\n" % k)
+        b.expect(b"STORED\r\n")
+        assert ask(a, b"mg %s T500 R200 t" % k) in ([b"HD t500"],
+                                                    [b"HD t499"])
+        assert ask(a, b"mg %s R600 T50" % k) == [b"HD W"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_mg_no_bump_and_last_access(conn, prefix):
+    k = prefix.encode() + b"u"
+    conn.send(b"set %s 0 0 1\r\nx\r\n" % k)
+    conn.expect(b"STORED\r\n")
+    # u: the fetch is not recorded
+    assert ask(conn, b"mg %s h u" % k) == [b"HD h0"]
+    assert ask(conn, b"mg %s h" % k) == [b"HD h0"]
+    assert ask(conn, b"mg %s h l" % k) == [b"HD h1 l0"]
+
+
+def test_me(conn, prefix):
+    k = prefix.encode() + b"dbg"
+    assert ask(conn, b"me %s" % k) == [b"EN"]
+    conn.send(b"set %s 3 0 4\r\nabcd\r\n" % k)
+    conn.expect(b"STORED\r\n")
+    conn.send(b"gets %s\r\n" % k)
+    cas = conn.read_values(with_cas=True)[0][3]
+    # memcached's layout: 48-byte header, cas, key and NUL, flags, data
+    size = 48 + 8 + len(k) + 1 + 4 + 4 + 2
+    assert ask(conn, b"me %s" % k) == [
+        b"ME %s exp=-1 la=0 cas=%d fetch=yes cls=1 size=%d"
+        % (k, cas, size)]
+    assert ask(conn, b"me %s b" % base64.b64encode(k)) == [
+        b"ME %s exp=-1 la=0 cas=%d fetch=yes cls=1 size=%d"
+        % (k, cas, size)]
+    assert ask(conn, b"me %s b" % b"!!!") == [
+        b"CLIENT_ERROR bad command line format"]
+    assert ask(conn, b"me") == [b"CLIENT_ERROR bad command line format"]
