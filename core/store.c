@@ -36,6 +36,8 @@ struct commit {
 	uint64_t req_cas;	/* STORE_OP_CAS: the cas the old item must have */
 	bool keep_exptime;	/* take the old item's exptime (a touch may
 				 * have moved it since the new item was built) */
+	bool allow_stale;	/* STORE_OP_CAS: a cas below the old item's
+				 * stores, marked stale (ms I) */
 	uint64_t cas;		/* out: the new item's cas, once stored */
 	/* store_commit()'s own, for shard_store_locked() */
 	struct keyref k;	/* @it's key */
@@ -136,8 +138,14 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	case STORE_OP_CAS:
 		if (!old)
 			return STORE_NOT_FOUND;
-		if (old->cas != c->req_cas)
+		if (old->cas == c->req_cas)
+			break;
+		if (!c->allow_stale || c->req_cas > old->cas)
 			return STORE_EXISTS;
+		/* an older version, kept as stale: it keeps the old TTL,
+		 * and a win already given stays given */
+		it->exptime = READ_ONCE(old->exptime);
+		it->iflags |= ITEM_STALE | (READ_ONCE(old->iflags) & ITEM_WIN);
 		break;
 	default:
 		return STORE_NOT_STORED;
@@ -325,7 +333,7 @@ static struct item *store_hold(struct store *s, const struct keyref *k)
 /* append/prepend: join outside the lock, replace only the item joined. */
 static __attribute__((noinline))
 enum store_result store_concat(struct store *s, struct item *it, bool prepend,
-			       uint64_t *cas_out)
+			       struct store_set *o)
 {
 	enum store_result ret = STORE_NOT_STORED;
 	unsigned int tries;
@@ -338,8 +346,26 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 		uint64_t nbytes;
 		char *v;
 
+		if (!old && o->vivify) {
+			/* none: the block becomes the item, unless one came */
+			c = (struct commit){ .it = it, .op = STORE_OP_ADD };
+			item_get(it);
+			ret = store_commit(s, &c);
+			if (ret == STORE_STORED) {
+				o->cas_out = c.cas;
+				o->nbytes_out = it->nbytes;
+			}
+			if (ret != STORE_NOT_STORED)
+				break;
+			continue;
+		}
 		if (!old) {
 			ret = STORE_NOT_STORED;
+			break;
+		}
+		if (o->has_cas && old->cas != o->cas) {
+			item_put(old);
+			ret = STORE_EXISTS;
 			break;
 		}
 		nbytes = (uint64_t)old->nbytes + it->nbytes;
@@ -370,8 +396,10 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 				     .req_cas = old->cas, .keep_exptime = true };
 		item_put(old);
 		ret = store_commit(s, &c);
-		if (ret == STORE_STORED && cas_out)
-			*cas_out = c.cas;
+		if (ret == STORE_STORED) {
+			o->cas_out = c.cas;
+			o->nbytes_out = (uint32_t)nbytes;
+		}
 		if (ret == STORE_NOT_FOUND)
 			ret = STORE_NOT_STORED;
 		if (ret != STORE_EXISTS)
@@ -382,18 +410,32 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 	return ret;
 }
 
+enum store_result store_item_store_opts(struct store *s, struct item *it,
+					struct store_set *o)
+{
+	struct commit c = { .it = it, .op = o->op, .req_cas = o->cas,
+			    .allow_stale = o->allow_stale };
+	enum store_result ret;
+
+	o->cas_out = 0;
+	o->nbytes_out = it->nbytes;
+	if (o->op == STORE_OP_APPEND || o->op == STORE_OP_PREPEND)
+		return store_concat(s, it, o->op == STORE_OP_PREPEND, o);
+	ret = store_commit(s, &c);
+	if (ret == STORE_STORED)
+		o->cas_out = c.cas;
+	return ret;
+}
+
 enum store_result store_item_store(struct store *s, struct item *it,
 				   enum store_op op, uint64_t cas,
 				   uint64_t *cas_out)
 {
-	struct commit c = { .it = it, .op = op, .req_cas = cas };
-	enum store_result ret;
+	struct store_set o = { .op = op, .cas = cas };
+	enum store_result ret = store_item_store_opts(s, it, &o);
 
-	if (op == STORE_OP_APPEND || op == STORE_OP_PREPEND)
-		return store_concat(s, it, op == STORE_OP_PREPEND, cas_out);
-	ret = store_commit(s, &c);
 	if (ret == STORE_STORED && cas_out)
-		*cas_out = c.cas;
+		*cas_out = o.cas_out;
 	return ret;
 }
 

@@ -209,6 +209,36 @@ enum store_result store_item_store(struct store *s, struct item *it,
 				   uint64_t *cas_out);
 
 /*
+ * A store with the meta set's options (ms): what it asks and what it made.
+ * @cas is compared by STORE_OP_CAS, and by append and prepend when
+ * @has_cas; @vivify makes append and prepend store the block as the item
+ * on a miss; @allow_stale makes STORE_OP_CAS store a cas below the
+ * item's as a stale version (it keeps the old TTL and recache win).
+ */
+struct store_set {
+	enum store_op op;
+	uint64_t cas;
+	bool has_cas;
+	bool vivify;
+	bool allow_stale;
+	uint64_t cas_out;	/* out: the new item's cas when stored, else 0 */
+	uint32_t nbytes_out;	/* out: the value length stored (append:
+				 * the joined one), else the block's */
+};
+
+/**
+ * store_item_store_opts() - store_item_store() with struct store_set
+ * @s:  the store
+ * @it: from store_item_alloc(), filled; the reference is consumed
+ * @o:  the request, and on return what it made
+ *
+ * Context: takes and releases shard locks.
+ * Return: the memcached outcome.
+ */
+enum store_result store_item_store_opts(struct store *s, struct item *it,
+					struct store_set *o);
+
+/*
  * A point lookup: what it asks (struct store_req) and what it found
  * (struct store_res). get, gets, gat, gats and touch are each a request;
  * the meta commands' flags (TTL left, last access, no bump, ...) grow

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "reply.h"
+#include "store.h"
 #include "version.h"
 
 struct store;
@@ -158,6 +159,12 @@ struct proto_conn {
 	uint64_t pending_cas;
 	int pending_op;			/* enum store_op */
 	bool noreply;
+	/* the meta set (ms) waiting for its block: its store request, q,
+	 * and the flags its reply echoes, in order (proto_meta_store.c) */
+	struct store_set meta_set;
+	bool meta_q;
+	uint8_t meta_echo_len;
+	char meta_echo[72];
 	/* PROTO_SWALLOW */
 	size_t swallow_left;
 	/* PROTO_GET_CONT */

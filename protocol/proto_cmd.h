@@ -17,6 +17,7 @@
  *                      delete_range
  *   proto_auth.c       the "set <user> <password>" of -Y
  *   proto_meta.c       mg, me, mn (their flags: meta.c)
+ *   proto_meta_store.c ms
  *
  * Synchronization: everything here runs on the connection's worker thread;
  * the store takes its own locks.
@@ -117,7 +118,7 @@ enum proto_cmd {
 	CMD_DELETE_RANGE,
 	CMD_FLUSH_ALL, CMD_VERBOSITY, CMD_VERSION, CMD_QUIT, CMD_SHUTDOWN,
 	CMD_STATS, CMD_DEBUG,
-	CMD_MG, CMD_MN, CMD_ME,
+	CMD_MG, CMD_MN, CMD_ME, CMD_MS,
 	CMD_NR,
 	CMD_UNKNOWN = CMD_NR,
 };
@@ -166,6 +167,18 @@ void proto_swallow_begin(struct proto_conn *pc, size_t total);
 size_t proto_data(struct proto_conn *pc, const char *buf, size_t len);
 size_t proto_swallow(struct proto_conn *pc, size_t len);
 
+/* The cas counters of a store in cas mode (cas, ms with C). */
+static inline void proto_count_cas(struct proto_stats *st,
+				   enum store_result res)
+{
+	if (res == STORE_STORED)
+		st->cas_hits++;
+	else if (res == STORE_EXISTS)
+		st->cas_badval++;
+	else if (res == STORE_NOT_FOUND)
+		st->cas_misses++;
+}
+
 /* proto_storage.c; arg: the enum store_op */
 size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len);
 proto_cmd_fn proto_update;
@@ -203,6 +216,9 @@ proto_cmd_fn proto_delete_range;
 proto_cmd_fn proto_mg;
 proto_cmd_fn proto_mn;
 proto_cmd_fn proto_me;
+
+/* proto_meta_store.c */
+proto_cmd_fn proto_ms;
 
 /* proto_auth.c */
 size_t proto_auth_command(struct proto_conn *pc, const char *buf, size_t len);

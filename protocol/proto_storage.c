@@ -106,14 +106,8 @@ proto_update_store(struct proto_conn *pc, struct item *it, enum store_op op,
 		key = copy;
 	}
 	res = store_item_store(ctx->store, it, op, cas, NULL);
-	if (op == STORE_OP_CAS) {
-		if (res == STORE_STORED)
-			st->cas_hits++;
-		else if (res == STORE_EXISTS)
-			st->cas_badval++;
-		else if (res == STORE_NOT_FOUND)
-			st->cas_misses++;
-	}
+	if (op == STORE_OP_CAS)
+		proto_count_cas(st, res);
 	switch (res) {
 	case STORE_STORED:
 		proto_reply(pc, STR_AND_LEN("STORED\r\n"));

@@ -261,7 +261,8 @@ static const char *const fixed_lines[] = {
 	"CLIENT_ERROR authentication failure",
 	"CLIENT_ERROR bad authentication token format",
 	"CLIENT_ERROR bad command line termination",
-	"MN", "EN",
+	"MN", "EN", "HD", "NS", "EX", "NF",
+	"CLIENT_ERROR invalid mode for ms M token",
 	"CLIENT_ERROR options flags are too long",
 	"CLIENT_ERROR duplicate flag",
 	"CLIENT_ERROR invalid flag",
@@ -370,11 +371,18 @@ static long long va_line(const char *p, size_t n)
 	return v > FUZZ_ITEM_MAX ? -1 : (long long)v;
 }
 
-/* A meta reply line with flags: "HD ...", "EN ...", "ME <key> ...". */
+/* A meta reply line with flags: "HD ...", "EN ...", "NS ...", "EX ...",
+ * "NF ...", "ME <key> ...". */
 static bool meta_line(const char *p, size_t n)
 {
-	return (n > 3 && (!memcmp(p, "HD ", 3) || !memcmp(p, "EN ", 3) ||
-			  !memcmp(p, "ME ", 3))) || line_is(p, n, "HD");
+	static const char *const codes[] = { "HD ", "EN ", "NS ", "EX ",
+					     "NF ", "ME " };
+	unsigned int i;
+
+	for (i = 0; n > 3 && i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!memcmp(p, codes[i], 3))
+			return true;
+	return false;
 }
 
 /*

@@ -71,7 +71,12 @@ class Gen:
             return b"O" + rng.choice([b"", b"1", b"abc", b"x" * 31,
                                       b"y" * 32])
         if r < 0.80:
-            return rng.choice([b"T", b"N", b"R"]) + rng.choice(
+            # R's tokens stay 2 s or more away from every TTL used here,
+            # so that no second boundary between two servers decides
+            if rng.random() < 0.3:
+                return b"R" + rng.choice([b"5", b"50", b"250", b"1000",
+                                          b"abc", b""])
+            return rng.choice([b"T", b"N"]) + rng.choice(
                 [b"0", b"30", b"100", b"200", b"abc", b""])
         if r < 0.86:
             return rng.choice([b"P", b"L"]) + rng.choice([b"", b"x/y"])
@@ -100,11 +105,77 @@ class Gen:
         if r < 0.42:
             key, b = self.key()
             return b"me %s%s\r\n" % (key, b" b" if b else b"")
+        if r < 0.62:
+            return self.ms()
         key, b = self.key()
         flags = [self.flag() for _ in range(rng.randrange(0, 7))]
         if b:
             flags.insert(rng.randrange(len(flags) + 1), b"b")
         return b" ".join([b"mg", key] + flags) + b"\r\n"
+
+
+    def ms(self):
+        """An ms request: a list of bytes and ("cas", key, delta)
+        placeholders (the key's current cas on each server, plus delta)."""
+        rng = self.rng
+        key, b = self.key()
+        if len(key) > 250:
+            # 1.6.18 reads the block as commands, 1.6.45 drops it
+            key = rng.choice(self.keys)
+        v = bytes(rng.choice(b"abcdef0123") for _ in range(rng.randrange(6)))
+        flags = []
+        for _ in range(rng.randrange(0, 5)):
+            r = rng.random()
+            if r < 0.45:
+                flags.append(rng.choice([b"c", b"k", b"q", b"I", b"u",
+                                         b"v", b"h"]))
+            elif r < 0.55:
+                flags.append(b"O" + rng.choice([b"", b"7", b"o" * 32,
+                                                b"o" * 33]))
+            elif r < 0.65:
+                flags.append(b"T" + rng.choice([b"0", b"100", b"x"]))
+            elif r < 0.72:
+                flags.append(b"F" + rng.choice([b"0", b"9", b"x",
+                                                b"4294967295"]))
+            elif r < 0.85:
+                flags.append(b"M" + rng.choice([b"S", b"E", b"R", b"A",
+                                                b"P", b"x"]))
+            else:
+                flags.append(rng.choice([b"Z", b"!", b"v"]))
+        if b:
+            flags.insert(rng.randrange(len(flags) + 1), b"b")
+        parts = [b"ms ", key, b" "]
+        q = rng.random()
+        if q < 0.93:
+            parts.append(b"%d" % len(v))
+        else:
+            parts.append(rng.choice([b"-1", b"x", b""]))
+        for f in flags:
+            parts.append(b" " + f)
+        if rng.random() < 0.3 and not b and len(key) <= 250:
+            parts += [b" C", ("cas", key, rng.choice([0, 0, -1, 1]))]
+        block = v + b"\r\n"
+        if rng.random() < 0.04:
+            block = v + b"zz\r\n"		# bad data chunk
+        return parts + [b"\r\n", block]
+
+
+def render(req, conn):
+    """@req's bytes for one server, its cas placeholders filled with
+    what that server's mg says now."""
+    if isinstance(req, bytes):
+        return req
+    out = b""
+    for p in req:
+        if isinstance(p, tuple):
+            conn.send(b"mg %s c\r\n" % p[1])
+            line = conn.recv_line()
+            cas = (int(line.split(b" c")[1].split(b" ")[0])
+                   if line.startswith(b"HD") else 1)
+            out += b"%d" % max(0, cas + p[2])
+        else:
+            out += p
+    return out
 
 
 SECONDS = re.compile(rb"^([tl])(-?[0-9]+)$")
@@ -178,8 +249,10 @@ def test_meta_differential(server, reference, prefix):
                 c.recv_line()
         for step in range(STEPS):
             req = gen.request()
-            a.send(req + b"version\r\n")
-            b.send(req + b"version\r\n")
+            ra, rb = render(req, a), render(req, b)
+            a.send(ra + b"version\r\n")
+            b.send(rb + b"version\r\n")
+            req = rb
             got_a, got_b = read_reply(a), read_reply(b)
             na, nb = normalize(got_a, cas_a), normalize(got_b, cas_b)
             if not same(na, nb):
@@ -350,3 +423,95 @@ def test_me(conn, prefix):
     assert ask(conn, b"me %s b" % b"!!!") == [
         b"CLIENT_ERROR bad command line format"]
     assert ask(conn, b"me") == [b"CLIENT_ERROR bad command line format"]
+
+
+def test_ms_modes_and_flags(conn, prefix):
+    k = prefix.encode() + b"s"
+    assert ask(conn, b"ms %s 3 T100 F7 s c\r\nabc" % k)[0].startswith(
+        b"HD s3 c")
+    assert ask(conn, b"mg %s v f t" % k) in (
+        [b"VA 3 f7 t100", b"abc\r\n"], [b"VA 3 f7 t99", b"abc\r\n"])
+    # append and prepend keep flags and TTL; s is the new size
+    assert ask(conn, b"ms %s 2 MA s\r\nde" % k) == [b"HD s5"]
+    assert ask(conn, b"ms %s 1 MP s T5 F1\r\n_" % k) == [b"HD s6"]
+    assert ask(conn, b"mg %s v f" % k) == [b"VA 6 f7", b"_abcde\r\n"]
+    # add, replace
+    assert ask(conn, b"ms %s 1 ME\r\nx" % k) == [b"NS"]
+    assert ask(conn, b"ms %sno 1 MR\r\nx" % k) == [b"NS"]
+    assert ask(conn, b"ms %sno 1 MA\r\nx" % k) == [b"NS"]
+    # append with N creates on a miss, with N's TTL
+    assert ask(conn, b"ms %sviv 1 MA N50 s\r\nx" % k) == [b"HD s1"]
+    assert ask(conn, b"mg %sviv v t" % k) in ([b"VA 1 t50", b"x\r\n"],
+                                              [b"VA 1 t49", b"x\r\n"])
+    # cas: C compares in every mode
+    cas = int(ask(conn, b"mg %s c" % k)[0].split(b"c")[1])
+    assert ask(conn, b"ms %s 1 C%d MA\r\ny" % (k, cas + 1)) == [b"EX"]
+    assert ask(conn, b"ms %s 1 C%d\r\ny" % (k, cas + 1)) == [b"EX"]
+    assert ask(conn, b"ms %sno 1 C5\r\ny" % k) == [b"NF"]
+    assert ask(conn, b"ms %s 1 C%d c\r\ny" % (k, cas))[0].startswith(
+        b"HD c")
+    # q hides HD only; k and O echo
+    conn.send(b"ms %s 1 q\r\nz\r\nms %s 1 q ME\r\nz\r\nmn\r\n" % (k, k))
+    conn.expect(b"NS\r\nMN\r\n")
+    assert ask(conn, b"ms %s 1 k Oab\r\nz" % k) == [b"HD k%s Oab" % k]
+
+
+def test_ms_stale_and_win(server, prefix):
+    k = prefix.encode() + b"st"
+    a, b = server.conn(), server.conn()
+    try:
+        assert ask(a, b"ms %s 3 T100\r\nold" % k) == [b"HD"]
+        cas = int(ask(a, b"mg %s c" % k)[0].split(b"c")[1])
+        # I with an older cas: stored, but stale (EX without I)
+        assert ask(a, b"ms %s 3 C%d\r\nnew" % (k, cas - 1)) == [b"EX"]
+        assert ask(a, b"ms %s 3 C%d I T5\r\nnew" % (k, cas - 1)) == [b"HD"]
+        # the first fetch of a stale item wins the recache, the others
+        # learn that someone did; the TTL stayed
+        assert ask(a, b"mg %s v t" % k) in (
+            [b"VA 3 t100 X W", b"new\r\n"], [b"VA 3 t99 X W", b"new\r\n"])
+        assert ask(b, b"mg %s v" % k) == [b"VA 3 Z X", b"new\r\n"]
+        # the winner's store makes a fresh item
+        assert ask(a, b"ms %s 5\r\nfresh" % k) == [b"HD"]
+        assert ask(b, b"mg %s v" % k) == [b"VA 5", b"fresh\r\n"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_ms_errors(conn, prefix):
+    k = prefix.encode() + b"err"
+    # no length, a bad length: the line alone is refused
+    assert ask(conn, b"ms %s" % k) == [b"CLIENT_ERROR bad command line format"]
+    assert ask(conn, b"ms %s x" % k) == [
+        b"CLIENT_ERROR bad command line format"]
+    assert ask(conn, b"ms %s -1" % k) == [
+        b"CLIENT_ERROR bad command line format"]
+    # a refused line drops its block
+    assert ask(conn, b"ms %s 2 v v\r\nzz" % k) == [
+        b"CLIENT_ERROR duplicate flag"]
+    assert ask(conn, b"ms %s 2 Mx\r\nzz" % k) == [
+        b"CLIENT_ERROR invalid mode for ms M token"]
+    assert ask(conn, b"ms %s 2 M\r\nzz" % k) == [
+        b"CLIENT_ERROR invalid mode for ms M token"]
+    assert ask(conn, b"ms %s 2 O%s\r\nzz" % (k, b"o" * 32)) == [
+        b"CLIENT_ERROR opaque token too long"]
+    assert ask(conn, b"ms %s 2 q\r\nzzz" % k) == [
+        b"CLIENT_ERROR bad data chunk", b"ERROR"]
+    # keys: NUL refused; a binary key a reply line can carry is kept and
+    # returned encoded; one it cannot is refused
+    assert ask(conn, b"ms %sa\0b 1\r\nz" % k) == [
+        b"CLIENT_ERROR bad command line format"]
+    enc = base64.b64encode(k + b"\x01")
+    assert ask(conn, b"ms %s 1 b k\r\nz" % enc) == [b"HD k%s b" % enc]
+    assert ask(conn, b"mg %s b v k" % enc) == [b"VA 1 k%s b" % enc,
+                                               b"z\r\n"]
+    enc = base64.b64encode(k + b" x")
+    assert ask(conn, b"ms %s 1 b\r\nz" % enc) == [
+        b"CLIENT_ERROR bad command line format"]
+    # too large: refused, and the old value is gone
+    conn.send(b"set %s 0 0 1\r\nv\r\n" % k)
+    conn.expect(b"STORED\r\n")
+    big = 2 * 1024 * 1024
+    conn.send(b"ms %s %d\r\n" % (k, big) + b"x" * big + b"\r\n")
+    conn.expect(b"SERVER_ERROR object too large for cache\r\n")
+    assert ask(conn, b"mg %s v" % k) == [b"EN"]
