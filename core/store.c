@@ -38,6 +38,9 @@ struct commit {
 				 * have moved it since the new item was built) */
 	bool allow_stale;	/* STORE_OP_CAS: a cas below the old item's
 				 * stores, marked stale (ms I) */
+	bool keep_cas;		/* take the old item's cas (md x) */
+	bool keep_time;		/* and its last access (md I) */
+	rel_time_t old_exptime;	/* out: the old item's expiry */
 	uint64_t cas;		/* out: the new item's cas, once stored */
 	/* store_commit()'s own, for shard_store_locked() */
 	struct keyref k;	/* @it's key */
@@ -150,6 +153,8 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	default:
 		return STORE_NOT_STORED;
 	}
+	if (old)
+		c->old_exptime = READ_ONCE(old->exptime);
 	if (c->keep_exptime && old)
 		it->exptime = READ_ONCE(old->exptime);
 
@@ -178,11 +183,16 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 		charged = add - credit;
 	}
 
-	/* cas and time before the indexes: a range may meet it at once */
-	seq = sh->cas_seq + 1;
-	__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
-	it->cas = seq << s->shard_bits | sh->index;
-	it->time = now;
+	/* cas and time before the indexes: a range may meet it at once (a
+	 * kept cas is the old item's: it names this shard too) */
+	if (c->keep_cas && old) {
+		it->cas = old->cas;
+	} else {
+		seq = sh->cas_seq + 1;
+		__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
+		it->cas = seq << s->shard_bits | sh->index;
+	}
+	it->time = c->keep_time && old ? READ_ONCE(old->time) : now;
 
 	nodes = sh->ints.nr_nodes;
 	if (intkey) {
@@ -376,7 +386,8 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 			ret = STORE_TOO_LARGE;
 			break;
 		}
-		joined = item_alloc(k.key, k.nkey, old->flags, old->exptime,
+		joined = item_alloc(k.key, k.nkey, old->flags,
+				    READ_ONCE(old->exptime),
 				    (uint32_t)nbytes);
 		if (!joined) {
 			item_put(old);
@@ -591,6 +602,81 @@ static bool item_value_u64(const struct item *it, uint64_t *out)
 	return true;
 }
 
+enum store_result store_meta_delete(struct store *s, const struct store_del *d)
+{
+	unsigned int tries;
+	struct keyref k;
+
+	if (!keyref_valid(d->nkey))
+		return STORE_NOT_FOUND;
+	keyref_init(&k, d->key, d->nkey);
+	if (!d->stale && !d->remove_value) {
+		struct shard *sh = shard_of(s, &k);
+		enum store_result ret = STORE_STORED;
+		struct item *it;
+		DEAD_LIST(dead);
+
+		shard_lock(sh);
+		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
+					    NULL);
+		if (!it)
+			ret = STORE_NOT_FOUND;
+		else if (d->has_cas && it->cas != d->cas)
+			ret = STORE_EXISTS;
+		else
+			item_unlink_locked(s, sh, it, &dead);
+		shard_unlock(sh);
+		items_release(&dead);
+		return ret;
+	}
+	for (tries = 0; tries < REPLACE_RETRIES; tries++) {
+		struct item *old = store_hold(s, &k), *it;
+		enum store_result ret;
+		uint32_t nbytes;
+		struct commit c;
+
+		if (!old)
+			return STORE_NOT_FOUND;
+		if (d->has_cas && old->cas != d->cas) {
+			item_put(old);
+			return STORE_EXISTS;
+		}
+		/* the new version: the value emptied (x) or copied (I) */
+		nbytes = d->remove_value ? 0 : old->nbytes;
+		/* x's item has T's expiry or none, as memcached makes it */
+		it = item_alloc(k.key, k.nkey,
+				d->remove_value ? d->flags : old->flags,
+				d->set_ttl ? d->ttl : d->remove_value ? 0 :
+				READ_ONCE(old->exptime), nbytes);
+		if (!it) {
+			item_put(old);
+			return STORE_NO_MEMORY;
+		}
+		memcpy(item_value(it), item_value(old), nbytes);
+		memcpy(item_value(it) + nbytes, "\r\n", 2);
+		if (d->stale)
+			it->iflags |= ITEM_STALE;
+		/* the flags of a held item change under its shard lock */
+		it->iflags |= READ_ONCE(old->iflags) &
+			      (ITEM_KEY_BINARY |
+			       (d->remove_value ? 0 : ITEM_FETCHED));
+		c = (struct commit){ .it = it, .op = STORE_OP_CAS,
+				     .req_cas = old->cas,
+				     .keep_exptime = !d->set_ttl &&
+						     !d->remove_value,
+				     .keep_cas = !d->stale,
+				     .keep_time = !d->remove_value };
+		item_put(old);
+		ret = store_commit(s, &c);
+		if (ret == STORE_STORED || ret == STORE_NO_MEMORY)
+			return ret;
+		if (ret == STORE_NOT_FOUND)
+			return STORE_NOT_FOUND;
+		/* else the old item changed: again */
+	}
+	return STORE_NO_MEMORY;
+}
+
 int store_incr_decr(struct store *s, struct store_arith *a)
 {
 	unsigned int tries;
@@ -601,14 +687,20 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 	keyref_init(&k, a->key, a->nkey);
 	for (tries = 0; tries < REPLACE_RETRIES; tries++) {
 		struct item *old = store_hold(s, &k), *it;
-		enum store_result ret;
+		enum store_result res;
 		struct commit c;
 		char text[24];
 		uint64_t v;
-		int len;
+		int len, ret;
 
 		if (!old)
 			return -ENOENT;
+		/* memcached's order: an empty value, the cas, the number */
+		if (!old->nbytes || (a->has_cas && old->cas != a->cmp_cas)) {
+			ret = old->nbytes ? -EEXIST : -EINVAL;
+			item_put(old);
+			return ret;
+		}
 		if (!item_value_u64(old, &v)) {
 			item_put(old);
 			return -EINVAL;
@@ -619,7 +711,8 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 			v = a->delta > v ? 0 : v - a->delta;
 		len = snprintf(text, sizeof(text), "%llu",
 			       (unsigned long long)v);
-		it = item_alloc(k.key, k.nkey, old->flags, old->exptime,
+		it = item_alloc(k.key, k.nkey, old->flags,
+				READ_ONCE(old->exptime),
 				(uint32_t)len);
 		if (!it) {
 			item_put(old);
@@ -627,18 +720,30 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 		}
 		memcpy(item_value(it), text, (size_t)len);
 		memcpy(item_value(it) + len, "\r\n", 2);
+		/* memcached rewrites a number that does not grow in place:
+		 * the item's marks (fetched, stale, win, binary key) and its
+		 * last access stay (a grown one is a new item) */
 		c = (struct commit){ .it = it, .op = STORE_OP_CAS,
-				     .req_cas = old->cas, .keep_exptime = true };
+				     .req_cas = old->cas,
+				     .keep_exptime = !a->set_ttl,
+				     .keep_time = (uint32_t)len <= old->nbytes };
+		if (c.keep_time)
+			it->iflags |= READ_ONCE(old->iflags) &
+				      (ITEM_FETCHED | ITEM_STALE | ITEM_WIN |
+				       ITEM_KEY_BINARY);
+		if (a->set_ttl)
+			it->exptime = a->ttl;
 		item_put(old);
-		ret = store_commit(s, &c);
-		if (ret == STORE_STORED) {
+		res = store_commit(s, &c);
+		if (res == STORE_STORED) {
 			a->value = v;
 			a->cas = c.cas;
+			a->exptime = c.old_exptime;
 			return 0;
 		}
-		if (ret == STORE_NOT_FOUND)
+		if (res == STORE_NOT_FOUND)
 			return -ENOENT;
-		if (ret != STORE_EXISTS)
+		if (res != STORE_EXISTS)
 			return -ENOMEM;
 		/* else the old item changed: again */
 	}

@@ -344,8 +344,13 @@ struct store_arith {
 	bool incr;		/* true: incr (wraps at 2^64); false: decr
 				 * (floors at 0) */
 	uint64_t delta;		/* the amount */
+	bool has_cas;		/* ma C: only if the item's cas is @cmp_cas */
+	uint64_t cmp_cas;
+	bool set_ttl;		/* ma T: the new item's expiry is @ttl */
+	rel_time_t ttl;
 	uint64_t value;		/* out: the new value */
 	uint64_t cas;		/* out: the new item's cas */
+	rel_time_t exptime;	/* out: the item's expiry before @ttl */
 };
 
 /**
@@ -358,9 +363,42 @@ struct store_arith {
  * item's flags and expiry.
  *
  * Context: takes and releases the key's shard lock; allocates outside it.
- * Return: 0; -ENOENT; -EINVAL for a non-numeric value; -ENOMEM.
+ * Return: 0; -ENOENT; -EINVAL for a non-numeric value; -EEXIST when
+ * @has_cas and the cas differs; -ENOMEM.
  */
 int store_incr_decr(struct store *s, struct store_arith *a);
+
+/*
+ * A meta delete (md): delete, or keep the item marked stale (I), or
+ * replace its value by an empty one (x), if its cas is @cas when
+ * @has_cas.
+ */
+struct store_del {
+	const char *key;
+	size_t nkey;
+	bool has_cas;
+	uint64_t cas;
+	bool stale;		/* I: mark stale with a new cas, its recache
+				 * win open again, instead of deleting */
+	bool remove_value;	/* x: an empty value with @flags, keeping
+				 * the cas (unless @stale) */
+	bool set_ttl;		/* the expiry becomes @ttl (with I or x) */
+	rel_time_t ttl;
+	uint32_t flags;
+};
+
+/**
+ * store_meta_delete() - md
+ * @s: the store
+ * @d: the request
+ *
+ * Context: takes and releases the key's shard lock; allocates outside it
+ * (I and x build the new version of the item, which replaces the old one
+ * only if that did not change meanwhile).
+ * Return: STORE_STORED (done), STORE_EXISTS (the cas differs),
+ * STORE_NOT_FOUND, STORE_NO_MEMORY.
+ */
+enum store_result store_meta_delete(struct store *s, const struct store_del *d);
 
 /**
  * store_flush_all() - invalidate every item stored up to a moment

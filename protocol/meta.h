@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "item.h"
 #include "parse.h"
@@ -49,6 +50,17 @@ static inline bool meta_has(const struct meta_req *m, char c)
 	return b < 127 && (m->seen[b / 32] >> (b % 32) & 1);
 }
 
+/* The index of flag @c among @m's flags, or -1. */
+static inline int meta_index(const struct meta_req *m, char c)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nflag; i++)
+		if (m->flag[i].p[0] == c)
+			return (int)i;
+	return -1;
+}
+
 /**
  * meta_parse() - read the key and the flags of a meta command
  * @m:     filled in
@@ -76,6 +88,37 @@ static inline bool meta_key_plain(const char *key, size_t nkey)
 		    key[i] == '\n')
 			return false;
 	return true;
+}
+
+/* " <c><v>": a flag and its number, into a reply line. */
+static inline char *meta_put_num(char *p, char c, uint64_t v)
+{
+	*p++ = ' ';
+	*p++ = c;
+	return fmt_u64(p, v);
+}
+
+/* " t<seconds left>", or " t-1" for an item that never expires. */
+static inline char *meta_put_ttl(char *p, rel_time_t exp, rel_time_t now)
+{
+	if (exp)
+		return meta_put_num(p, 't', (uint32_t)(exp - now));
+	memcpy(p, " t-1", 4);
+	return p + 4;
+}
+
+/*
+ * What every meta command refuses once its flags are read: a NUL in a
+ * key sent as it is (as the classic commands do), and E, which is not
+ * there yet. Return: NULL, or the error line.
+ */
+static inline const char *meta_refused(const struct meta_req *m)
+{
+	if (!m->binary && !key_bytes_ok(m->key, m->nkey))
+		return "CLIENT_ERROR bad command line format\r\n";
+	if (meta_has(m, 'E'))
+		return "CLIENT_ERROR invalid flag\r\n";
+	return NULL;
 }
 
 /**

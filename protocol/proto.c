@@ -91,6 +91,8 @@ static const struct proto_cmd_def proto_cmds[] = {
 		0),
 	CMD_ROW(CMD_MG,		"mg",		1, TOK_ANY, 0, proto_mg, 0),
 	CMD_ROW(CMD_MS,		"ms",		1, TOK_ANY, 0, proto_ms, 0),
+	CMD_ROW(CMD_MD,		"md",		1, TOK_ANY, 0, proto_md, 0),
+	CMD_ROW(CMD_MA,		"ma",		1, TOK_ANY, 0, proto_ma, 0),
 	CMD_ROW(CMD_MN,		"mn",		1, TOK_ANY, 0, proto_mn, 0),
 	CMD_ROW(CMD_ME,		"me",		1, TOK_ANY, 0, proto_me, 0),
 	CMD_ROW(CMD_FLUSH_ALL,	"flush_all",	1, 3, 0, proto_flush_all, 0),

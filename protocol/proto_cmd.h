@@ -17,7 +17,7 @@
  *                      delete_range
  *   proto_auth.c       the "set <user> <password>" of -Y
  *   proto_meta.c       mg, me, mn (their flags: meta.c)
- *   proto_meta_store.c ms
+ *   proto_meta_store.c ms, md, ma
  *
  * Synchronization: everything here runs on the connection's worker thread;
  * the store takes its own locks.
@@ -118,7 +118,7 @@ enum proto_cmd {
 	CMD_DELETE_RANGE,
 	CMD_FLUSH_ALL, CMD_VERBOSITY, CMD_VERSION, CMD_QUIT, CMD_SHUTDOWN,
 	CMD_STATS, CMD_DEBUG,
-	CMD_MG, CMD_MN, CMD_ME, CMD_MS,
+	CMD_MG, CMD_MN, CMD_ME, CMD_MS, CMD_MD, CMD_MA,
 	CMD_NR,
 	CMD_UNKNOWN = CMD_NR,
 };
@@ -219,6 +219,8 @@ proto_cmd_fn proto_me;
 
 /* proto_meta_store.c */
 proto_cmd_fn proto_ms;
+proto_cmd_fn proto_md;
+proto_cmd_fn proto_ma;
 
 /* proto_auth.c */
 size_t proto_auth_command(struct proto_conn *pc, const char *buf, size_t len);

@@ -17,17 +17,6 @@
 			 4 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 + \
 			 1 + META_OPAQUE_MAX + 6 + 2)
 
-/* The index of flag @c among @m's flags, or -1. */
-static int meta_index(const struct meta_req *m, char c)
-{
-	unsigned int i;
-
-	for (i = 0; i < m->nflag; i++)
-		if (m->flag[i].p[0] == c)
-			return (int)i;
-	return -1;
-}
-
 static void proto_out_str(struct proto_conn *pc, const char *s)
 {
 	proto_out(pc, s, strlen(s));
@@ -243,14 +232,9 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 		proto_out_str(pc, err);
 		return;
 	}
-	if (!m.binary && !key_bytes_ok(m.key, m.nkey)) {
-		/* a NUL in a key, as in the classic commands */
-		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
-		return;
-	}
-	if (meta_has(&m, 'E')) {
-		/* E (the cas of a created item) is not there yet */
-		proto_out(pc, STR_AND_LEN("CLIENT_ERROR invalid flag\r\n"));
+	err = meta_refused(&m);
+	if (err) {
+		proto_out_str(pc, err);
 		return;
 	}
 	req.key = m.key;
@@ -338,34 +322,20 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 				exp = store_exptime(s, m.ttl_N);
 			break;
 		case 's':
-			*q++ = ' ';
-			*q++ = 's';
-			q = fmt_u64(q, res.nbytes);
+			q = meta_put_num(q, 's', res.nbytes);
 			break;
 		case 't':
-			*q++ = ' ';
-			*q++ = 't';
-			if (!exp) {
-				*q++ = '-';
-				*q++ = '1';
-			} else {
-				q = fmt_u64(q, (uint32_t)(exp - now));
-			}
+			q = meta_put_ttl(q, exp, now);
 			break;
 		case 'c':
-			*q++ = ' ';
-			*q++ = 'c';
-			q = fmt_u64(q, ctx->settings->cas_enabled ? res.cas : 0);
+			q = meta_put_num(q, 'c', ctx->settings->cas_enabled ?
+					 res.cas : 0);
 			break;
 		case 'f':
-			*q++ = ' ';
-			*q++ = 'f';
-			q = fmt_u64(q, res.flags);
+			q = meta_put_num(q, 'f', res.flags);
 			break;
 		case 'l':
-			*q++ = ' ';
-			*q++ = 'l';
-			q = fmt_u64(q, (uint32_t)(now - res.atime));
+			q = meta_put_num(q, 'l', (uint32_t)(now - res.atime));
 			break;
 		case 'h':
 			*q++ = ' ';

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * proto_meta_store.c - the meta commands of memcached 1.6.45 that write:
- * ms (meta set). Its flags are read by meta_parse() (meta.c); PROTOCOL.md
- * specifies every one.
+ * ms (meta set), md (meta delete), ma (meta arithmetic). Their flags are
+ * read by meta_parse() (meta.c); PROTOCOL.md specifies every one.
  */
 #include "proto_cmd.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 #include "base64.h"
 #include "meta.h"
@@ -86,16 +87,13 @@ void proto_ms(struct proto_conn *pc, const struct parse_line *l, int arg)
 		ms_refuse(pc, err, len);
 		return;
 	}
-	/* a NUL in a key, as in the classic commands; a binary key that a
-	 * reply line (range, keys) could not carry as it is */
-	if ((!m.binary && !key_bytes_ok(m.key, m.nkey)) ||
-	    (m.binary && !meta_key_plain(m.key, m.nkey))) {
-		ms_refuse(pc, PROTO_BAD_FORMAT, len);
-		return;
-	}
-	if (meta_has(&m, 'E')) {
-		/* E (a cas of the client's choosing) is not there yet */
-		ms_refuse(pc, "CLIENT_ERROR invalid flag\r\n", len);
+	/* a binary key that a reply line (range, keys) could not carry as
+	 * it is, too */
+	err = meta_refused(&m);
+	if (!err && m.binary && !meta_key_plain(m.key, m.nkey))
+		err = PROTO_BAD_FORMAT;
+	if (err) {
+		ms_refuse(pc, err, len);
 		return;
 	}
 	if (meta_has(&m, 'T'))
@@ -248,15 +246,11 @@ static void ms_done(struct proto_conn *pc, struct item *it)
 					 it->iflags & ITEM_KEY_BINARY);
 			break;
 		case 'c':
-			*q++ = ' ';
-			*q++ = 'c';
-			q = fmt_u64(q, ctx->settings->cas_enabled ? o->cas_out :
-				    0);
+			q = meta_put_num(q, 'c', ctx->settings->cas_enabled ?
+					 o->cas_out : 0);
 			break;
 		case 's':
-			*q++ = ' ';
-			*q++ = 's';
-			q = fmt_u64(q, o->nbytes_out);
+			q = meta_put_num(q, 's', o->nbytes_out);
 			break;
 		}
 	}
@@ -264,4 +258,291 @@ static void ms_done(struct proto_conn *pc, struct item *it)
 	*q++ = '\n';
 	reply_commit(&pc->out, (size_t)(q - p));
 	item_put(it);
+}
+
+/* " O<token>" and " k<key>" as asked, for replies that echo only those.
+ * Return: the end, or NULL for an O token too long. */
+static char *meta_put_ok(char *q, const struct meta_req *m)
+{
+	unsigned int i;
+
+	for (i = 0; q && i < m->nflag; i++) {
+		const struct token *t = &m->flag[i];
+
+		if (t->p[0] == 'O')
+			q = meta_put_opaque(q, t);
+		else if (t->p[0] == 'k')
+			q = meta_put_key(q, m->key, m->nkey, m->binary);
+	}
+	return q;
+}
+
+/* The line "<code>[ O..][ k..]\r\n", unless @quiet. */
+static void meta_code_line(struct proto_conn *pc, const char *code,
+			   const char *echo, size_t n, bool quiet)
+{
+	char line[2 + MS_LINE_MAX];
+
+	if (quiet)
+		return;
+	memcpy(line, code, 2);
+	memcpy(line + 2, echo, n);
+	memcpy(line + 2 + n, "\r\n", 2);
+	proto_out(pc, line, n + 4);
+}
+
+void proto_md(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	char echo[MS_LINE_MAX], *q;
+	struct store_del d = { 0 };
+	enum store_result res;
+	struct meta_req m;
+	const char *err;
+
+	(void)arg;
+	if (l->ntok < 2) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	err = meta_parse(&m, l, 2);
+	if (!err)
+		err = meta_refused(&m);
+	if (err) {
+		proto_out(pc, err, strlen(err));
+		return;
+	}
+	q = meta_put_ok(echo, &m);
+	if (!q) {
+		proto_out(pc, STR_AND_LEN(
+			"CLIENT_ERROR opaque token too long\r\n"));
+		return;
+	}
+	d.key = m.key;
+	d.nkey = m.nkey;
+	d.has_cas = meta_has(&m, 'C');
+	d.cas = m.cas_C;
+	d.stale = m.I;
+	d.remove_value = m.x;
+	/* T takes effect with I or x only */
+	d.set_ttl = meta_has(&m, 'T') && (m.I || m.x);
+	d.ttl = store_exptime(ctx->store, m.ttl_T);
+	d.flags = m.flags_F;
+	res = store_meta_delete(ctx->store, &d);
+	switch (res) {
+	case STORE_STORED:
+		if (!m.I)
+			ctx->stats.delete_hits++;
+		meta_code_line(pc, "HD", echo, (size_t)(q - echo), m.q);
+		break;
+	case STORE_EXISTS:
+		ctx->stats.delete_misses++;
+		meta_code_line(pc, "EX", echo, (size_t)(q - echo), false);
+		break;
+	case STORE_NOT_FOUND:
+		ctx->stats.delete_misses++;
+		meta_code_line(pc, "NF", echo, (size_t)(q - echo), false);
+		break;
+	default:
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
+		break;
+	}
+}
+
+/*
+ * ma on a miss with N: the item made of J's value (flags 0, T's or N's
+ * TTL, whichever came last). Return: 0 and its cas, 1 when it could not
+ * be added (another client's came first), -1 out of memory.
+ */
+static int ma_vivify(struct proto_conn *pc, const struct meta_req *m,
+		     uint64_t *cas, rel_time_t *exp)
+{
+	struct store *s = pc->ctx->store;
+	int iT = meta_index(m, 'T'), iN = meta_index(m, 'N');
+	char text[24];
+	struct item *it;
+	int n;
+
+	*exp = store_exptime(s, iT > iN ? m->ttl_T : m->ttl_N);
+	n = snprintf(text, sizeof(text), "%llu",
+		     (unsigned long long)m->initial_J);
+	if (store_item_alloc(s, m->key, m->nkey, 0, *exp, (uint32_t)n, &it))
+		return -1;
+	memcpy(item_value(it), text, (size_t)n);
+	memcpy(item_value(it) + n, "\r\n", 2);
+	switch (store_item_store(s, it, STORE_OP_ADD, 0, cas)) {
+	case STORE_STORED:
+		return 0;
+	case STORE_NOT_STORED:
+		return 1;
+	default:
+		return -1;
+	}
+}
+
+void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	struct store *s = ctx->store;
+	struct store_arith a = { .incr = true, .delta = 1 };
+	char line[MS_LINE_MAX + 24], echo[MS_LINE_MAX], *p, *q;
+	bool created = false;
+	const char *err;
+	rel_time_t now, exp;
+	struct meta_req m;
+	unsigned int i;
+	int ret, iT;
+
+	(void)arg;
+	if (l->ntok < 2) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
+	}
+	if (meta_parse(&m, l, 2)) {
+		proto_out(pc, STR_AND_LEN(
+			"CLIENT_ERROR invalid or duplicate flag\r\n"));
+		return;
+	}
+	err = meta_refused(&m);
+	if (err) {
+		proto_out(pc, err, strlen(err));
+		return;
+	}
+	switch (m.mode) {
+	case 0:
+	case 'I':
+	case '+':
+		break;
+	case 'D':
+	case '-':
+		a.incr = false;
+		break;
+	default:
+		proto_out(pc, STR_AND_LEN(
+			"CLIENT_ERROR invalid mode for ma M token\r\n"));
+		return;
+	}
+	if (meta_has(&m, 'D'))
+		a.delta = m.delta_D;
+	a.key = m.key;
+	a.nkey = m.nkey;
+	/* as memcached: C0 compares nothing */
+	a.has_cas = meta_has(&m, 'C') && m.cas_C;
+	a.cmp_cas = m.cas_C;
+	iT = meta_index(&m, 'T');
+	a.set_ttl = iT >= 0;
+	a.ttl = store_exptime(s, m.ttl_T);
+	ret = store_incr_decr(s, &a);
+	if (ret == -ENOENT && meta_has(&m, 'N')) {
+		ret = ma_vivify(pc, &m, &a.cas, &exp);
+		if (ret > 0) {
+			q = meta_put_ok(echo, &m);
+			if (q)
+				meta_code_line(pc, "NS", echo,
+					       (size_t)(q - echo), false);
+			else
+				proto_out(pc, STR_AND_LEN("CLIENT_ERROR opaque "
+						"token too long\r\n"));
+			return;
+		}
+		if (ret < 0) {
+			proto_out(pc, STR_AND_LEN("SERVER_ERROR Out of memory "
+						  "allocating new item\r\n"));
+			return;
+		}
+		created = true;
+		a.value = m.initial_J;
+	}
+	if (ret == -EINVAL) {
+		proto_out(pc, STR_AND_LEN("CLIENT_ERROR cannot increment or "
+					  "decrement non-numeric value\r\n"));
+		return;
+	}
+	if (ret == -ENOMEM) {
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
+		return;
+	}
+	if (ret == -ENOENT || ret == -EEXIST) {
+		if (ret == -ENOENT) {
+			if (a.incr)
+				ctx->stats.incr_misses++;
+			else
+				ctx->stats.decr_misses++;
+		}
+		q = meta_put_ok(echo, &m);
+		if (!q) {
+			proto_out(pc, STR_AND_LEN(
+				"CLIENT_ERROR opaque token too long\r\n"));
+			return;
+		}
+		meta_code_line(pc, ret == -ENOENT ? "NF" : "EX", echo,
+			       (size_t)(q - echo), false);
+		return;
+	}
+	if (!created) {
+		if (a.incr)
+			ctx->stats.incr_hits++;
+		else
+			ctx->stats.decr_hits++;
+	}
+	/* the reply: a code, the flags in order (t sees a T or N before
+	 * it), then the value with v */
+	{
+		char num[24];
+		int nlen = snprintf(num, sizeof(num), "%llu",
+				    (unsigned long long)a.value);
+
+		if (m.v) {
+			memcpy(line, "VA ", 3);
+			p = fmt_u64(line + 3, (uint64_t)nlen);
+		} else {
+			memcpy(line, "HD", 2);
+			p = line + 2;
+		}
+		now = store_now(s);
+		exp = created ? 0 : a.exptime;
+		for (i = 0; i < m.nflag; i++) {
+			const struct token *t = &m.flag[i];
+
+			switch (t->p[0]) {
+			case 'c':
+				p = meta_put_num(p, 'c',
+						 ctx->settings->cas_enabled ?
+						 a.cas : 0);
+				break;
+			case 't':
+				p = meta_put_ttl(p, exp, now);
+				break;
+			case 'T':
+				exp = a.ttl;
+				break;
+			case 'N':
+				if (created)
+					exp = store_exptime(s, m.ttl_N);
+				break;
+			case 'O':
+				p = meta_put_opaque(p, t);
+				if (!p) {
+					proto_out(pc, STR_AND_LEN(
+						"CLIENT_ERROR opaque token "
+						"too long\r\n"));
+					return;
+				}
+				break;
+			case 'k':
+				p = meta_put_key(p, m.key, m.nkey, m.binary);
+				break;
+			}
+		}
+		if (m.v) {
+			*p++ = '\r';
+			*p++ = '\n';
+			memcpy(p, num, (size_t)nlen);
+			p += nlen;
+		}
+		*p++ = '\r';
+		*p++ = '\n';
+	}
+	if (!m.q)
+		proto_out(pc, line, (size_t)(p - line));
 }
