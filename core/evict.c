@@ -45,7 +45,7 @@ static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 			hand_step_locked(sh, &sh->hand, it);
 			continue;
 		}
-		if (item_state(s, sh, it, now) != STORE_HIT) {
+		if (item_state(s, it, now) != STORE_HIT) {
 			hand_step_locked(sh, &sh->hand, it);
 			item_reclaim_locked(s, sh, it, dead);
 			return true;

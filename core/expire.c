@@ -137,7 +137,7 @@ static unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 	ak_lock_assert_held(&sh->lock);
 	while (n-- && (it = hand_item_locked(sh, &sh->expire_hand))) {
 		hand_step_locked(sh, &sh->expire_hand, it);
-		if (item_state(s, sh, it, now) != STORE_HIT) {
+		if (item_state(s, it, now) != STORE_HIT) {
 			item_reclaim_locked(s, sh, it, dead);
 			got++;
 		}

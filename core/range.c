@@ -31,7 +31,7 @@ static bool walk_visit_locked(struct store *s, struct shard *sh,
 			      void *arg, struct dead_list *dead)
 {
 	ak_lock_assert_held(&sh->lock);
-	if (item_state(s, sh, it, now) != STORE_HIT) {
+	if (item_state(s, it, now) != STORE_HIT) {
 		item_reclaim_locked(s, sh, it, dead);
 		return true;
 	}

@@ -134,7 +134,7 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 			break;
 		}
 		last = it;
-		if (item_state(s, shard_of_item(s, it), it, now) != STORE_HIT) {
+		if (item_state(s, it, now) != STORE_HIT) {
 			item_get(it);
 			seen->buf[seen->n++] = it;
 			continue;
@@ -164,7 +164,7 @@ bool item_drop_held(struct store *s, struct item *it, bool del)
 
 	shard_lock(sh);
 	if (it->iflags & ITEM_LINKED) {
-		live = item_state(s, sh, it, store_now(s)) == STORE_HIT;
+		live = item_state(s, it, store_now(s)) == STORE_HIT;
 		if (!live)
 			item_reclaim_locked(s, sh, it, &dead);
 		else if (del)

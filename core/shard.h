@@ -437,13 +437,27 @@ static inline struct shard *shard_of(const struct store *s, const struct keyref 
 }
 
 /*
- * The shard of a linked item, without hashing its key: the shard index is
- * in the low bits of every cas it hands out (shard_store_locked()).
+ * The shard whose cas sequence an item's cas comes from: the shard index
+ * is in the low bits of every cas a shard hands out (shard_store_locked()).
+ * Not always the item's own shard: a cas a client chose (E) has any low
+ * bits. The flush check reads this shard's snapshot (item_flushed()).
  */
+static inline struct shard *shard_of_cas(const struct store *s,
+					 const struct item *it)
+{
+	return &s->shards[READ_ONCE(it->cas) & s->shard_mask];
+}
+
+/* The shard an item lives in (its key's), for its lock. */
 static inline struct shard *shard_of_item(const struct store *s,
 					  const struct item *it)
 {
-	return &s->shards[it->cas & s->shard_mask];
+	struct keyref k;
+
+	if (item_is_int(it))
+		return shard_of_int(s, it->ikey);
+	k.hash = item_key_hash(item_key(it), it->nkey);
+	return shard_of_hash(s, k.hash);
 }
 
 /*
@@ -452,9 +466,10 @@ static inline struct shard *shard_of_item(const struct store *s,
  * an earlier second, or in the same second with a cas the flush had
  * already handed out (shard->flush_cas, a snapshot of the cas sequence).
  */
-static inline bool item_flushed(const struct store *s, const struct shard *sh,
-				const struct item *it, rel_time_t now)
+static inline bool item_flushed(const struct store *s, const struct item *it,
+				rel_time_t now)
 {
+	const struct shard *sh = shard_of_cas(s, it);
 	uint64_t w = __atomic_load_n(&s->flush_word, __ATOMIC_ACQUIRE);
 	rel_time_t done = (rel_time_t)w, pend = (rel_time_t)(w >> 32);
 	rel_time_t t = READ_ONCE(it->time);	/* a hit moves it forward */
@@ -465,7 +480,8 @@ static inline bool item_flushed(const struct store *s, const struct shard *sh,
 		return false;
 	if (t < done)
 		return true;
-	return it->cas <= __atomic_load_n(&sh->flush_cas, __ATOMIC_RELAXED);
+	return READ_ONCE(it->cas) <= __atomic_load_n(&sh->flush_cas,
+						     __ATOMIC_RELAXED);
 }
 
 /* The latest flush moment, done or pending (0: none yet). */
@@ -518,12 +534,11 @@ static inline void doubtful_unlink_locked(const struct store *s,
 }
 
 static inline enum store_miss item_state(const struct store *s,
-					 const struct shard *sh,
 					 const struct item *it, rel_time_t now)
 {
 	rel_time_t exptime = READ_ONCE(it->exptime);
 
-	if (item_flushed(s, sh, it, now))
+	if (item_flushed(s, it, now))
 		return STORE_MISS_FLUSHED;
 	if (exptime && exptime <= now)
 		return STORE_MISS_EXPIRED;

@@ -39,6 +39,8 @@ struct commit {
 	bool allow_stale;	/* STORE_OP_CAS: a cas below the old item's
 				 * stores, marked stale (ms I) */
 	bool keep_cas;		/* take the old item's cas (md x) */
+	bool has_cas_in;	/* take @cas_in as the new item's cas (E) */
+	uint64_t cas_in;
 	bool keep_time;		/* and its last access (md I) */
 	rel_time_t old_exptime;	/* out: the old item's expiry */
 	uint64_t cas;		/* out: the new item's cas, once stored */
@@ -88,7 +90,7 @@ struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 
 	ak_lock_assert_held(&sh->lock);
 	if (it) {
-		st = item_state(s, sh, it, now);
+		st = item_state(s, it, now);
 		if (st != STORE_HIT) {
 			item_reclaim_locked(s, sh, it, dead);
 			it = NULL;
@@ -184,8 +186,10 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	}
 
 	/* cas and time before the indexes: a range may meet it at once (a
-	 * kept cas is the old item's: it names this shard too) */
-	if (c->keep_cas && old) {
+	 * client's cas, E, is taken as it is: see shard_of_cas()) */
+	if (c->has_cas_in) {
+		it->cas = c->cas_in;
+	} else if (c->keep_cas && old) {
 		it->cas = old->cas;
 	} else {
 		seq = sh->cas_seq + 1;
@@ -358,7 +362,9 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 
 		if (!old && o->vivify) {
 			/* none: the block becomes the item, unless one came */
-			c = (struct commit){ .it = it, .op = STORE_OP_ADD };
+			c = (struct commit){ .it = it, .op = STORE_OP_ADD,
+					     .has_cas_in = o->has_cas_in,
+					     .cas_in = o->cas_in };
 			item_get(it);
 			ret = store_commit(s, &c);
 			if (ret == STORE_STORED) {
@@ -404,7 +410,9 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 		}
 		memcpy(v + nbytes, "\r\n", 2);
 		c = (struct commit){ .it = joined, .op = STORE_OP_CAS,
-				     .req_cas = old->cas, .keep_exptime = true };
+				     .req_cas = old->cas, .keep_exptime = true,
+				     .has_cas_in = o->has_cas_in,
+				     .cas_in = o->cas_in };
 		item_put(old);
 		ret = store_commit(s, &c);
 		if (ret == STORE_STORED) {
@@ -425,7 +433,8 @@ enum store_result store_item_store_opts(struct store *s, struct item *it,
 					struct store_set *o)
 {
 	struct commit c = { .it = it, .op = o->op, .req_cas = o->cas,
-			    .allow_stale = o->allow_stale };
+			    .allow_stale = o->allow_stale,
+			    .has_cas_in = o->has_cas_in, .cas_in = o->cas_in };
 	enum store_result ret;
 
 	o->cas_out = 0;
@@ -665,7 +674,9 @@ enum store_result store_meta_delete(struct store *s, const struct store_del *d)
 				     .keep_exptime = !d->set_ttl &&
 						     !d->remove_value,
 				     .keep_cas = !d->stale,
-				     .keep_time = !d->remove_value };
+				     .keep_time = !d->remove_value,
+				     .has_cas_in = d->has_cas_in,
+				     .cas_in = d->cas_in };
 		item_put(old);
 		ret = store_commit(s, &c);
 		if (ret == STORE_STORED || ret == STORE_NO_MEMORY)
@@ -726,7 +737,9 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 		c = (struct commit){ .it = it, .op = STORE_OP_CAS,
 				     .req_cas = old->cas,
 				     .keep_exptime = !a->set_ttl,
-				     .keep_time = (uint32_t)len <= old->nbytes };
+				     .keep_time = (uint32_t)len <= old->nbytes,
+				     .has_cas_in = a->has_cas_in,
+				     .cas_in = a->cas_in };
 		if (c.keep_time)
 			it->iflags |= READ_ONCE(old->iflags) &
 				      (ITEM_FETCHED | ITEM_STALE | ITEM_WIN |

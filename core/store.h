@@ -214,6 +214,9 @@ enum store_result store_item_store(struct store *s, struct item *it,
  * @has_cas; @vivify makes append and prepend store the block as the item
  * on a miss; @allow_stale makes STORE_OP_CAS store a cas below the
  * item's as a stale version (it keeps the old TTL and recache win).
+ * A cas a client chose (@cas_in, E) is taken as it is, not checked for
+ * uniqueness (as memcached): an item stored with one in the same second
+ * as an immediate flush_all may be taken as stored before it.
  */
 struct store_set {
 	enum store_op op;
@@ -221,6 +224,8 @@ struct store_set {
 	bool has_cas;
 	bool vivify;
 	bool allow_stale;
+	bool has_cas_in;	/* E: the new item's cas is @cas_in */
+	uint64_t cas_in;
 	uint64_t cas_out;	/* out: the new item's cas when stored, else 0 */
 	uint32_t nbytes_out;	/* out: the value length stored (append:
 				 * the joined one), else the block's */
@@ -348,6 +353,8 @@ struct store_arith {
 	uint64_t cmp_cas;
 	bool set_ttl;		/* ma T: the new item's expiry is @ttl */
 	rel_time_t ttl;
+	bool has_cas_in;	/* ma E: the new item's cas is @cas_in */
+	uint64_t cas_in;
 	uint64_t value;		/* out: the new value */
 	uint64_t cas;		/* out: the new item's cas */
 	rel_time_t exptime;	/* out: the item's expiry before @ttl */
@@ -385,6 +392,8 @@ struct store_del {
 	bool set_ttl;		/* the expiry becomes @ttl (with I or x) */
 	rel_time_t ttl;
 	uint32_t flags;
+	bool has_cas_in;	/* E: with I or x, the new cas is @cas_in */
+	uint64_t cas_in;
 };
 
 /**

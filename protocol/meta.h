@@ -109,15 +109,13 @@ static inline char *meta_put_ttl(char *p, rel_time_t exp, rel_time_t now)
 
 /*
  * What every meta command refuses once its flags are read: a NUL in a
- * key sent as it is (as the classic commands do), and E, which is not
- * there yet. Return: NULL, or the error line.
+ * key sent as it is (as the classic commands do). Return: NULL, or the
+ * error line.
  */
 static inline const char *meta_refused(const struct meta_req *m)
 {
 	if (!m->binary && !key_bytes_ok(m->key, m->nkey))
 		return "CLIENT_ERROR bad command line format\r\n";
-	if (meta_has(m, 'E'))
-		return "CLIENT_ERROR invalid flag\r\n";
 	return NULL;
 }
 

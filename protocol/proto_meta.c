@@ -150,6 +150,7 @@ static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
 {
 	struct store *s = pc->ctx->store;
 	int iT = meta_index(m, 'T'), iN = meta_index(m, 'N');
+	struct store_set o = { .op = STORE_OP_ADD };
 	rel_time_t exp = 0;
 	struct item *it;
 
@@ -177,8 +178,11 @@ static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
 	if (bad < 0)
 		it->iflags |= ITEM_WIN | (m->u ? 0 : ITEM_FETCHED);
 	item_get(it);
-	switch (store_item_store(s, it, STORE_OP_ADD, 0, &res->cas)) {
+	o.has_cas_in = meta_has(m, 'E');
+	o.cas_in = m->cas_E;
+	switch (store_item_store_opts(s, it, &o)) {
 	case STORE_STORED:
+		res->cas = o.cas_out;
 		res->why = STORE_HIT;
 		res->flags = 0;
 		res->nbytes = 0;

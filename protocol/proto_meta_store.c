@@ -120,6 +120,8 @@ void proto_ms(struct proto_conn *pc, const struct parse_line *l, int arg)
 			  len);
 		return;
 	}
+	o.has_cas_in = meta_has(&m, 'E');
+	o.cas_in = m.cas_E;
 	if (meta_has(&m, 'C')) {
 		o.cas = m.cas_C;
 		o.has_cas = true;
@@ -328,6 +330,8 @@ void proto_md(struct proto_conn *pc, const struct parse_line *l, int arg)
 	d.set_ttl = meta_has(&m, 'T') && (m.I || m.x);
 	d.ttl = store_exptime(ctx->store, m.ttl_T);
 	d.flags = m.flags_F;
+	d.has_cas_in = meta_has(&m, 'E');
+	d.cas_in = m.cas_E;
 	res = store_meta_delete(ctx->store, &d);
 	switch (res) {
 	case STORE_STORED:
@@ -359,6 +363,7 @@ static int ma_vivify(struct proto_conn *pc, const struct meta_req *m,
 {
 	struct store *s = pc->ctx->store;
 	int iT = meta_index(m, 'T'), iN = meta_index(m, 'N');
+	struct store_set o = { .op = STORE_OP_ADD };
 	char text[24];
 	struct item *it;
 	int n;
@@ -370,8 +375,11 @@ static int ma_vivify(struct proto_conn *pc, const struct meta_req *m,
 		return -1;
 	memcpy(item_value(it), text, (size_t)n);
 	memcpy(item_value(it) + n, "\r\n", 2);
-	switch (store_item_store(s, it, STORE_OP_ADD, 0, cas)) {
+	o.has_cas_in = meta_has(m, 'E');
+	o.cas_in = m->cas_E;
+	switch (store_item_store_opts(s, it, &o)) {
 	case STORE_STORED:
+		*cas = o.cas_out;
 		return 0;
 	case STORE_NOT_STORED:
 		return 1;
@@ -432,6 +440,8 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 	iT = meta_index(&m, 'T');
 	a.set_ttl = iT >= 0;
 	a.ttl = store_exptime(s, m.ttl_T);
+	a.has_cas_in = meta_has(&m, 'E');
+	a.cas_in = m.cas_E;
 	ret = store_incr_decr(s, &a);
 	if (ret == -ENOENT && meta_has(&m, 'N')) {
 		ret = ma_vivify(pc, &m, &a.cas, &exp);

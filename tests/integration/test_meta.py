@@ -623,3 +623,36 @@ def test_ma(conn, prefix):
     conn.expect(b"STORED\r\n")
     assert ask(conn, b"ma %s" % k) == [
         b"CLIENT_ERROR cannot increment or decrement non-numeric value"]
+
+
+def test_e_sets_the_cas(server, prefix):
+    """E: the cas of what the command stores, on all four commands, and
+    the classic cas command takes it."""
+    conn = server.conn()
+    k = prefix.encode()
+    try:
+        assert ask(conn, b"ms %se 2 E999 c\r\nhi" % k) == [b"HD c999"]
+        conn.send(b"gets %se\r\n" % k)
+        assert conn.read_values(with_cas=True) == [(k + b"e", 0, b"hi",
+                                                    999)]
+        conn.send(b"cas %se 0 0 1 999\r\nx\r\n" % k)
+        conn.expect(b"STORED\r\n")
+        assert ask(conn, b"ms %se 1 MA E5000 c" % k + b"\r\ny") == [
+            b"HD c5000"]
+        assert ask(conn, b"md %se I E7777" % k) == [b"HD"]
+        assert ask(conn, b"mg %se c" % k) == [b"HD c7777 X W"]
+        assert ask(conn, b"md %se x E1" % k) == [b"HD"]
+        assert ask(conn, b"mg %se c s" % k) == [b"HD c1 s0"]
+        assert ask(conn, b"ma %sn N0 J1 E42 c v" % k) == [b"VA 1 c42",
+                                                          b"1\r\n"]
+        assert ask(conn, b"ma %sn E43 c" % k) == [b"HD c43"]
+        assert ask(conn, b"mg %sviv N30 E11 c" % k) == [b"HD c11 W"]
+        # items with a chosen cas are found, listed and deleted as others
+        conn.send(b"keys [%s (%s~\r\n" % (k, k))
+        assert conn.read_keys() == [k + b"e", k + b"n", k + b"viv"]
+        conn.send(b"delete_range [%s (%s~\r\n" % (k, k))
+        conn.expect(b"DELETED 3\r\n")
+        assert ask(conn, b"ms %se 1 Ex\r\nz" % k) == [
+            b"CLIENT_ERROR bad token in command line format"]
+    finally:
+        conn.close()
