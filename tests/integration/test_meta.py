@@ -656,3 +656,92 @@ def test_e_sets_the_cas(server, prefix):
             b"CLIENT_ERROR bad token in command line format"]
     finally:
         conn.close()
+
+
+# ---- classic and meta, side by side ---------------------------------------
+
+EQ_STEPS = int(os.environ.get("AKV_META_EQ_STEPS", "3000"))
+
+CLASSIC_CODES = {b"STORED": "ok", b"NOT_STORED": "no", b"EXISTS": "ex",
+                 b"NOT_FOUND": "nf", b"DELETED": "ok", b"TOUCHED": "ok"}
+META_CODES = {b"HD": "ok", b"NS": "no", b"EX": "ex", b"NF": "nf"}
+
+
+def test_classic_and_meta_mean_the_same(conn, prefix):
+    """The same random operations, as classic commands on one keyspace
+    and as meta commands on another: every outcome and every value must
+    mean the same (the meta commands reach the same store)."""
+    rng = random.Random(SEED + 1)
+    pa, pb = prefix.encode() + b"c:", prefix.encode() + b"m:"
+    names = [b"%d" % i for i in range(6)]
+    cas = {}		# (keyspace, name) -> cas, from gets / mg c
+
+    def learn(name):
+        conn.send(b"gets %s%s\r\n" % (pa, name))
+        got = conn.read_values(with_cas=True)
+        cas[("a", name)] = got[0][3] if got else 1
+        got = ask(conn, b"mg %s%s c" % (pb, name))
+        cas[("b", name)] = (int(got[0].split(b" c")[1])
+                            if got[0].startswith(b"HD") else 1)
+
+    def classic(line, data=None):
+        conn.send(line + b"\r\n" + (data + b"\r\n" if data is not None
+                                    else b""))
+        return conn.recv_line()
+
+    def meta(line, data=None):
+        conn.send(line + b"\r\n" + (data + b"\r\n" if data is not None
+                                    else b""))
+        return conn.recv_line()
+
+    for step in range(EQ_STEPS):
+        name = rng.choice(names)
+        ka, kb = pa + name, pb + name
+        r = rng.random()
+        v = bytes(rng.choice(b"0123456789ab") for _ in range(rng.randrange(5)))
+        f = rng.choice([0, 5, 4294967295])
+        if r < 0.35:
+            op, mode = rng.choice([(b"set", b"S"), (b"add", b"E"),
+                                   (b"replace", b"R"), (b"append", b"A"),
+                                   (b"prepend", b"P")])
+            a = classic(b"%s %s %d 0 %d" % (op, ka, f, len(v)), v)
+            b = meta(b"ms %s %d M%s F%d" % (kb, len(v), mode, f), v)
+            got = (CLASSIC_CODES.get(a, a), META_CODES.get(b, b))
+        elif r < 0.45:
+            learn(name)
+            off = rng.choice([0, 0, 1])
+            a = classic(b"cas %s %d 0 %d %d" % (ka, f, len(v),
+                                               cas[("a", name)] + off), v)
+            b = meta(b"ms %s %d C%d F%d" % (kb, len(v),
+                                            cas[("b", name)] + off, f), v)
+            got = (CLASSIC_CODES.get(a, a), META_CODES.get(b, b))
+        elif r < 0.55:
+            a = classic(b"delete %s" % ka)
+            b = meta(b"md %s" % kb)
+            got = (CLASSIC_CODES.get(a, a), META_CODES.get(b, b))
+        elif r < 0.70:
+            incr = rng.random() < 0.6
+            d = rng.choice([1, 7, 18446744073709551615])
+            a = classic(b"%s %s %d" % (b"incr" if incr else b"decr", ka, d))
+            b = meta(b"ma %s D%d M%s v" % (kb, d, b"I" if incr else b"D"))
+            if b.startswith(b"VA "):
+                b = conn.recv_line()	# the number
+            got = (a, META_CODES.get(b, b))
+            if a == b"NOT_FOUND":
+                got = ("nf", got[1])
+        elif r < 0.78:
+            a = classic(b"touch %s 1000" % ka)
+            b = meta(b"mg %s T1000" % kb)
+            got = (CLASSIC_CODES.get(a, a), "ok" if b == b"HD" else
+                   "nf" if b == b"EN" else b)
+        else:
+            conn.send(b"get %s\r\n" % ka)
+            va = conn.read_values()
+            b = meta(b"mg %s v f" % kb)
+            vb = []
+            if b.startswith(b"VA "):
+                n, fl = b.split(b" ")[1:3]
+                data = conn.recv_exactly(int(n) + 2)[:-2]
+                vb = [(kb, int(fl[1:]), data)]
+            got = ([(x[1], x[2]) for x in va], [(x[1], x[2]) for x in vb])
+        assert got[0] == got[1], (step, name, got)
