@@ -61,7 +61,7 @@ else
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-3000000}
 fi
-SECTIONS=${BENCH_SECTIONS:-"load inserts memory range"}
+SECTIONS=${BENCH_SECTIONS:-"load inserts memory range meta"}
 GEN=${BENCH_GENERATOR:-auto}
 if [ "$GEN" = auto ]; then
 	if command -v memtier_benchmark >/dev/null; then
@@ -464,6 +464,25 @@ section_range() {
 	stop_server ak1
 	stop_server ak4
 	stop_server redis
+}
+
+# ---- section 4: the meta get ----
+
+# mg <key> v, 16 random keys a batch pipelined and closed by mn, over 4
+# connections, against memcached's: server CPU per key
+section_meta() {
+	local n=$RANGE_KEYS r a
+	for a in ak1 mc1; do
+		start_server $a
+		load $a 0 "$n" key: 32
+	done
+	for r in $(seq "$ROUNDS"); do
+		for a in ak1 mc1; do
+			range_run "$r" $a "meta mg 16" -m mg -l 16 -n "$n" -x key: -c 4
+		done
+	done
+	stop_server ak1
+	stop_server mc1
 }
 
 # main: the whole script is read before it runs (so editing it during a

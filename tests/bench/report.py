@@ -298,7 +298,10 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
           "values too, `keys` and Redis only the keys: `keys` is the fair "
           "comparison. `count - +` counts all %s keys of anchorkv; the "
           "`1k` counts cover 1000 keys from a random start (<end> is the "
-          "1000th key from <start>).\n" % (
+          "1000th key from <start>). `meta mg 16`: memcached's meta get "
+          "of one random key with its value, 16 a batch pipelined and "
+          "closed by `mn`, against memcached -t 1 holding the same keys; "
+          "requests/s and CPU are per key, the latencies per batch.\n" % (
               fmt(int(meta["range_keys"])), fmt(int(meta["range_keys"])),
               fmt(2 * int(meta["range_keys"]))))
         w("| query | server | command | requests/s | p50 µs | p99 µs | server CPU µs/request |")
@@ -314,6 +317,7 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
             "count1k": "count [<start> [<end>",
             "zlexcount1k": "ZLEXCOUNT zs [<start> [<end>",
             "zcount1k": "ZCOUNT zi <start> <end>",
+            "mg": "mg <key> v (%s keys a batch, then mn)",
         }
         for (label, s), rows in rng.items():
             parts = label.split()
