@@ -452,12 +452,9 @@ static inline struct shard *shard_of_cas(const struct store *s,
 static inline struct shard *shard_of_item(const struct store *s,
 					  const struct item *it)
 {
-	struct keyref k;
-
 	if (item_is_int(it))
 		return shard_of_int(s, it->ikey);
-	k.hash = item_key_hash(item_key(it), it->nkey);
-	return shard_of_hash(s, k.hash);
+	return shard_of_hash(s, item_key_hash(item_key(it), it->nkey));
 }
 
 /*

@@ -61,6 +61,38 @@ static inline int meta_index(const struct meta_req *m, char c)
 	return -1;
 }
 
+/*
+ * The TTL of an item a command creates on a miss (N): memcached makes it
+ * with none, then takes T's or N's, whichever came last among the flags
+ * before index @before. Return: false for none, else true and *@ttl (the
+ * client's exptime).
+ */
+static inline bool meta_created_ttl(const struct meta_req *m, int before,
+				    int32_t *ttl)
+{
+	int iT = meta_index(m, 'T'), iN = meta_index(m, 'N');
+
+	if (iT >= before)
+		iT = -1;
+	if (iN >= before)
+		iN = -1;
+	if (iT < 0 && iN < 0)
+		return false;
+	*ttl = iT > iN ? m->ttl_T : m->ttl_N;
+	return true;
+}
+
+/* The first O token too long for a reply, or -1. */
+static inline int meta_bad_opaque(const struct meta_req *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nflag; i++)
+		if (m->flag[i].p[0] == 'O' && m->flag[i].len > META_OPAQUE_MAX)
+			return (int)i;
+	return -1;
+}
+
 /**
  * meta_parse() - read the key and the flags of a meta command
  * @m:     filled in

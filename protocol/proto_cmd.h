@@ -212,7 +212,21 @@ proto_cmd_fn proto_range;
 proto_cmd_fn proto_count;
 proto_cmd_fn proto_delete_range;
 
+/* Queues @s, a whole line, always (an error chosen at run time). */
+static inline void proto_out_str(struct proto_conn *pc, const char *s)
+{
+	proto_out(pc, s, strlen(s));
+}
+
 /* proto_meta.c */
+struct meta_req;
+/*
+ * "<code>[ O<token>][ k<key>]\r\n": a meta reply that echoes only the O
+ * and k flags, in the order they came, unless @quiet; an O token too long
+ * is answered with its error instead (never quiet).
+ */
+void proto_meta_code(struct proto_conn *pc, const char *code,
+		     const struct meta_req *m, bool quiet);
 proto_cmd_fn proto_mg;
 proto_cmd_fn proto_mn;
 proto_cmd_fn proto_me;

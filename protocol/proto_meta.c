@@ -17,11 +17,6 @@
 			 4 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 + \
 			 1 + META_OPAQUE_MAX + 6 + 2)
 
-static void proto_out_str(struct proto_conn *pc, const char *s)
-{
-	proto_out(pc, s, strlen(s));
-}
-
 void proto_mn(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	(void)l;
@@ -62,19 +57,16 @@ void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
 		return;
 	}
-	if (!key_bytes_ok(key->p, key->len) && !(l->ntok >= 3 &&
-						 TOKEN_IS(&l->tok[2], "b"))) {
-		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
-		return;
-	}
 	if (l->ntok >= 3 && TOKEN_IS(&l->tok[2], "b")) {
 		req.nkey = b64_decode(key->p, key->len,
 				      (unsigned char *)keybuf);
 		req.key = keybuf;
-		if (!req.nkey) {
-			proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
-			return;
-		}
+	}
+	/* a key that does not decode; a NUL in a plain one */
+	if (!req.nkey || (req.key == key->p &&
+			  !key_bytes_ok(key->p, key->len))) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return;
 	}
 	store_lookup(s, &req, &res);
 	if (res.why != STORE_HIT) {
@@ -109,15 +101,18 @@ void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 	reply_commit(&pc->out, (size_t)(q - p));
 }
 
-/* The miss line: "EN", with O and k as they came; q says nothing. */
-static void mg_miss(struct proto_conn *pc, const struct meta_req *m)
+/* The longest line proto_meta_code() builds. */
+#define META_CODE_LINE_MAX	(2 + 4 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 + \
+				 1 + META_OPAQUE_MAX + 2)
+
+void proto_meta_code(struct proto_conn *pc, const char *code,
+		     const struct meta_req *m, bool quiet)
 {
-	char line[2 + 4 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 + 1 +
-		  META_OPAQUE_MAX + 2];
+	char line[META_CODE_LINE_MAX];
 	char *q = line + 2;
 	unsigned int i;
 
-	memcpy(line, "EN", 2);
+	memcpy(line, code, 2);
 	for (i = 0; i < m->nflag; i++) {
 		const struct token *t = &m->flag[i];
 
@@ -132,7 +127,7 @@ static void mg_miss(struct proto_conn *pc, const struct meta_req *m)
 			q = meta_put_key(q, m->key, m->nkey, m->binary);
 		}
 	}
-	if (m->q)
+	if (quiet)
 		return;
 	*q++ = '\r';
 	*q++ = '\n';
@@ -149,19 +144,14 @@ static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
 			      int bad, struct store_res *res, bool *raced)
 {
 	struct store *s = pc->ctx->store;
-	int iT = meta_index(m, 'T'), iN = meta_index(m, 'N');
 	struct store_set o = { .op = STORE_OP_ADD };
 	rel_time_t exp = 0;
 	struct item *it;
+	int32_t ttl;
 
-	/* memcached creates it with no expiry, then takes T and N in order,
-	 * up to a flag that fails (a too long O) */
-	if (bad >= 0) {
-		iT = iT < bad ? iT : -1;
-		iN = iN < bad ? iN : -1;
-	}
-	if (iT >= 0 || iN >= 0)
-		exp = store_exptime(s, iT > iN ? m->ttl_T : m->ttl_N);
+	/* up to a flag that fails (a too long O) */
+	if (meta_created_ttl(m, bad >= 0 ? bad : (int)m->nflag, &ttl))
+		exp = store_exptime(s, ttl);
 	*raced = false;
 	/* a key no reply line could carry (range replies list keys as
 	 * they are) is not created: a miss */
@@ -200,17 +190,6 @@ static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
 	}
 }
 
-/* The first O token too long for a reply, or -1. */
-static int mg_bad_opaque(const struct meta_req *m)
-{
-	unsigned int i;
-
-	for (i = 0; i < m->nflag; i++)
-		if (m->flag[i].p[0] == 'O' && m->flag[i].len > META_OPAQUE_MAX)
-			return (int)i;
-	return -1;
-}
-
 void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
@@ -245,7 +224,7 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 	req.nkey = m.nkey;
 	iT = meta_index(&m, 'T');
 	iR = meta_index(&m, 'R');
-	bad = mg_bad_opaque(&m);
+	bad = meta_bad_opaque(&m);
 	if (m.u)
 		req.flags |= STORE_REQ_NO_BUMP;
 	if (iT >= 0 && (bad < 0 || iT < bad)) {
@@ -286,7 +265,7 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 			ctx->stats.touch_misses++;
 		else
 			ctx->stats.get_misses++;
-		mg_miss(pc, &m);
+		proto_meta_code(pc, "EN", &m, m.q);
 		return;
 	}
 	if (iT >= 0)

@@ -57,7 +57,7 @@ static bool ms_datalen(const struct token *t, uint32_t *out)
 /* An error before the block: answered, and the block dropped. */
 static void ms_refuse(struct proto_conn *pc, const char *err, uint32_t len)
 {
-	proto_out(pc, err, strlen(err));
+	proto_out_str(pc, err);
 	proto_swallow_begin(pc, (size_t)len + 2);
 }
 
@@ -262,41 +262,9 @@ static void ms_done(struct proto_conn *pc, struct item *it)
 	item_put(it);
 }
 
-/* " O<token>" and " k<key>" as asked, for replies that echo only those.
- * Return: the end, or NULL for an O token too long. */
-static char *meta_put_ok(char *q, const struct meta_req *m)
-{
-	unsigned int i;
-
-	for (i = 0; q && i < m->nflag; i++) {
-		const struct token *t = &m->flag[i];
-
-		if (t->p[0] == 'O')
-			q = meta_put_opaque(q, t);
-		else if (t->p[0] == 'k')
-			q = meta_put_key(q, m->key, m->nkey, m->binary);
-	}
-	return q;
-}
-
-/* The line "<code>[ O..][ k..]\r\n", unless @quiet. */
-static void meta_code_line(struct proto_conn *pc, const char *code,
-			   const char *echo, size_t n, bool quiet)
-{
-	char line[2 + MS_LINE_MAX];
-
-	if (quiet)
-		return;
-	memcpy(line, code, 2);
-	memcpy(line + 2, echo, n);
-	memcpy(line + 2 + n, "\r\n", 2);
-	proto_out(pc, line, n + 4);
-}
-
 void proto_md(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
-	char echo[MS_LINE_MAX], *q;
 	struct store_del d = { 0 };
 	enum store_result res;
 	struct meta_req m;
@@ -311,11 +279,11 @@ void proto_md(struct proto_conn *pc, const struct parse_line *l, int arg)
 	if (!err)
 		err = meta_refused(&m);
 	if (err) {
-		proto_out(pc, err, strlen(err));
+		proto_out_str(pc, err);
 		return;
 	}
-	q = meta_put_ok(echo, &m);
-	if (!q) {
+	/* as memcached: a bad O is answered before anything is done */
+	if (meta_bad_opaque(&m) >= 0) {
 		proto_out(pc, STR_AND_LEN(
 			"CLIENT_ERROR opaque token too long\r\n"));
 		return;
@@ -337,15 +305,15 @@ void proto_md(struct proto_conn *pc, const struct parse_line *l, int arg)
 	case STORE_STORED:
 		if (!m.I)
 			ctx->stats.delete_hits++;
-		meta_code_line(pc, "HD", echo, (size_t)(q - echo), m.q);
+		proto_meta_code(pc, "HD", &m, m.q);
 		break;
 	case STORE_EXISTS:
 		ctx->stats.delete_misses++;
-		meta_code_line(pc, "EX", echo, (size_t)(q - echo), false);
+		proto_meta_code(pc, "EX", &m, false);
 		break;
 	case STORE_NOT_FOUND:
 		ctx->stats.delete_misses++;
-		meta_code_line(pc, "NF", echo, (size_t)(q - echo), false);
+		proto_meta_code(pc, "NF", &m, false);
 		break;
 	default:
 		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
@@ -362,13 +330,14 @@ static int ma_vivify(struct proto_conn *pc, const struct meta_req *m,
 		     uint64_t *cas, rel_time_t *exp)
 {
 	struct store *s = pc->ctx->store;
-	int iT = meta_index(m, 'T'), iN = meta_index(m, 'N');
 	struct store_set o = { .op = STORE_OP_ADD };
+	int32_t ttl = 0;
 	char text[24];
 	struct item *it;
 	int n;
 
-	*exp = store_exptime(s, iT > iN ? m->ttl_T : m->ttl_N);
+	meta_created_ttl(m, (int)m->nflag, &ttl);
+	*exp = store_exptime(s, ttl);
 	n = snprintf(text, sizeof(text), "%llu",
 		     (unsigned long long)m->initial_J);
 	if (store_item_alloc(s, m->key, m->nkey, 0, *exp, (uint32_t)n, &it))
@@ -393,7 +362,7 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 	struct proto_ctx *ctx = pc->ctx;
 	struct store *s = ctx->store;
 	struct store_arith a = { .incr = true, .delta = 1 };
-	char line[MS_LINE_MAX + 24], echo[MS_LINE_MAX], *p, *q;
+	char line[MS_LINE_MAX + 24], *p;
 	bool created = false;
 	const char *err;
 	rel_time_t now, exp;
@@ -413,7 +382,7 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 	}
 	err = meta_refused(&m);
 	if (err) {
-		proto_out(pc, err, strlen(err));
+		proto_out_str(pc, err);
 		return;
 	}
 	switch (m.mode) {
@@ -446,13 +415,7 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 	if (ret == -ENOENT && meta_has(&m, 'N')) {
 		ret = ma_vivify(pc, &m, &a.cas, &exp);
 		if (ret > 0) {
-			q = meta_put_ok(echo, &m);
-			if (q)
-				meta_code_line(pc, "NS", echo,
-					       (size_t)(q - echo), false);
-			else
-				proto_out(pc, STR_AND_LEN("CLIENT_ERROR opaque "
-						"token too long\r\n"));
+			proto_meta_code(pc, "NS", &m, false);
 			return;
 		}
 		if (ret < 0) {
@@ -479,14 +442,7 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 			else
 				ctx->stats.decr_misses++;
 		}
-		q = meta_put_ok(echo, &m);
-		if (!q) {
-			proto_out(pc, STR_AND_LEN(
-				"CLIENT_ERROR opaque token too long\r\n"));
-			return;
-		}
-		meta_code_line(pc, ret == -ENOENT ? "NF" : "EX", echo,
-			       (size_t)(q - echo), false);
+		proto_meta_code(pc, ret == -ENOENT ? "NF" : "EX", &m, false);
 		return;
 	}
 	if (!created) {
