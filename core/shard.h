@@ -2,10 +2,10 @@
 /*
  * shard.h - the store's private parts: struct store, struct shard and
  * struct part, the key reference, the dead list and the helpers that
- * store.c, evict.c, expire.c, the ordered walks (span.c, range_str.c,
- * range.c) and store_check.c share, with shard.c's functions (the
- * indexes' and the partitions' own operations, which call none of those
- * files). Not for users of the store: they include store.h.
+ * store.c, store_life.c, evict.c, expire.c, the ordered walks (span.c,
+ * range_str.c, range.c) and store_check.c share, with shard.c's
+ * functions (the indexes' and the partitions' own operations, which call
+ * none of those files). Not for users of the store: they include store.h.
  *
  * Lock order: a shard lock, then a partition lock; never the other way.
  * A thread holds at most one shard lock and at most one partition lock at

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store_life.c - the store's life cycle (store_create(), store_destroy())
+ * and the figures over its shards (stats, memory used, the partitions'
+ * tidying on the server's clock). Point operations are store.c's.
+ */
+#include "shard.h"
+
+#include <errno.h>
+
+#define NSHARDS_MAX		4096
+#define HASH_BITS_DEFAULT	4
+#define HASH_BITS_MAX		30
+#define ITEM_SIZE_MAX_DEFAULT	(1024 * 1024)
+#define PART_MAX_DEFAULT	65536	/* string items a partition splits above */
+
+/* Adds one shard's figures to @st. */
+static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
+{
+	ak_lock_assert_held(&sh->lock);
+	st->curr_items += sh->curr_items;
+	st->curr_int_items += sh->curr_int_items;
+	st->curr_str_items += sh->curr_str_items;
+	st->total_items += sh->total_items;
+	st->bytes += sh->bytes;
+	st->index_bytes += sh->index_bytes;
+	st->evictions += sh->evictions;
+	st->evicted_unfetched += sh->evicted_unfetched;
+	st->expired_unfetched += sh->expired_unfetched;
+	st->reclaimed += sh->reclaimed;
+	st->hash_buckets += (uint64_t)1 << sh->ht.bits;
+	st->radix_nodes += sh->ints.nr_nodes;
+	st->rehashing += htable_rehashing(&sh->ht);
+}
+
+void store_stats(struct store *s, struct store_stats *st)
+{
+	unsigned int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+
+		shard_lock(sh);
+		shard_stats_add_locked(sh, st);
+		shard_unlock(sh);
+	}
+	st->limit_maxbytes = s->cfg.mem_limit;
+	st->nshards = s->cfg.nshards;
+	pthread_mutex_lock(&s->split_lock);	/* the map stays */
+	st->partitions = s->map->n;
+	st->partition_splits = s->splits;
+	st->partition_merges = s->merges;
+	pthread_mutex_unlock(&s->split_lock);
+}
+
+int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st)
+{
+	struct shard *sh;
+
+	if (i >= s->cfg.nshards)
+		return -ENOENT;
+	sh = &s->shards[i];
+	memset(st, 0, sizeof(*st));
+	shard_lock(sh);
+	shard_stats_add_locked(sh, st);
+	shard_unlock(sh);
+	st->limit_maxbytes = s->cfg.mem_limit;
+	st->nshards = 1;
+	return 0;
+}
+
+uint64_t store_hash_max_chain(struct store *s)
+{
+	uint64_t max = 0;
+	unsigned int i;
+
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+		unsigned int chain;
+
+		shard_lock(sh);
+		chain = htable_max_chain(&sh->ht);
+		shard_unlock(sh);
+		if (chain > max)
+			max = chain;
+	}
+	return max;
+}
+
+void store_stats_reset(struct store *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+
+		shard_lock(sh);
+		sh->total_items = 0;
+		sh->evictions = 0;
+		sh->evicted_unfetched = 0;
+		sh->expired_unfetched = 0;
+		sh->reclaimed = 0;
+		shard_unlock(sh);
+	}
+}
+
+unsigned int store_tidy_partitions(struct store *s, unsigned int max)
+{
+	return parts_tidy(s, max);
+}
+
+size_t store_memory_used(const struct store *s)
+{
+	return __atomic_load_n(&s->mem_used, __ATOMIC_RELAXED);
+}
+
+struct store *store_create(const struct store_config *cfg)
+{
+	unsigned int n = cfg->nshards, bits = cfg->hash_bits, i, ok = 0;
+	struct store *s;
+	void *mem;
+
+	if (!n || n > NSHARDS_MAX || (n & (n - 1)))
+		return NULL;
+	if (bits == 0)
+		bits = HASH_BITS_DEFAULT;
+	if (bits > HASH_BITS_MAX)
+		return NULL;
+	if (cfg->item_size_max > UINT32_MAX / 2)
+		return NULL;
+	mem = ak_calloc(1, sizeof(*s) + n * sizeof(struct shard) + CACHE_LINE);
+	if (!mem)
+		return NULL;
+	s = (struct store *)(((uintptr_t)mem + CACHE_LINE - 1) &
+			     ~(uintptr_t)(CACHE_LINE - 1));
+	s->mem = mem;
+	s->cfg = *cfg;
+	s->cfg.hash_bits = bits;
+	if (!s->cfg.item_size_max)
+		s->cfg.item_size_max = ITEM_SIZE_MAX_DEFAULT;
+	s->shards = (struct shard *)(s + 1);
+	while ((1u << s->shard_bits) < n)
+		s->shard_bits++;
+	s->shard_mask = n - 1;
+	s->node_size = radix_tree_node_size();
+	s->epoch = EPOCH_UNSET;
+	s->now = 2;
+	pthread_mutex_init(&s->flush_lock, NULL);
+
+	/* one partition of the string order, holding all of it */
+	s->part_max = cfg->part_max ? cfg->part_max : PART_MAX_DEFAULT;
+	pthread_mutex_init(&s->split_lock, NULL);
+	s->map = ak_malloc(sizeof(*s->map) + sizeof(s->map->parts[0]));
+	if (!s->map)
+		goto err_destroy_store;
+	s->map->n = 0;
+	s->map->retired = NULL;
+	s->map->parts[0] = part_new("", 0);
+	if (!s->map->parts[0])
+		goto err_destroy_store;
+	s->map->n = 1;
+
+	for (i = 0; i < n; i++, ok++) {
+		struct shard *sh = &s->shards[i];
+		struct slist_head *buckets = htable_buckets_alloc(bits);
+
+		if (!buckets)
+			break;
+		ak_lock_init(&sh->lock);
+		htable_init(&sh->ht, buckets, bits);
+		radix_tree_init(&sh->ints);
+		sh->index = i;
+		sh->index_bytes = htable_memory(&sh->ht);
+		s->mem_used += sh->index_bytes;
+	}
+	if (ok < n)
+		goto err_destroy_store;
+	if (s->cfg.mem_limit && s->mem_used > s->cfg.mem_limit)
+		goto err_destroy_store;	/* the empty indexes do not fit */
+	return s;
+
+err_destroy_store:
+	s->cfg.nshards = ok;
+	store_destroy(s);
+	return NULL;
+}
+
+void store_destroy(struct store *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	for (i = 0; s->map && i < s->map->n; i++) {
+		struct part *p = s->map->parts[i];
+		struct item *it, *next;
+
+		/* postorder: each item is put after the walk has left it */
+		rbtree_postorder_for_each_entry_safe(it, next, &p->tree, rbnode)
+			item_put(it);
+		ak_free(p);
+	}
+	ak_free(s->map);
+	parts_free_retired(s);
+	pthread_mutex_destroy(&s->split_lock);
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+		struct radix_tree_iter iter;
+		struct item *it;
+
+		radix_tree_for_each(it, &sh->ints, &iter, 0)
+			item_put(it);
+		htable_destroy(&sh->ht);
+		radix_tree_destroy(&sh->ints);
+	}
+	pthread_mutex_destroy(&s->flush_lock);
+	ak_free(s->mem);
+}
