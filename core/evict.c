@@ -85,7 +85,8 @@ static bool shard_starved_locked(const struct store *s,
 {
 	ak_lock_assert_held(&sh->lock);
 	return s->cfg.nshards > 1 &&
-	       shard_held_locked(sh) * 2 * s->cfg.nshards < s->cfg.mem_limit;
+	       shard_held_locked(sh) * 2 * s->cfg.nshards <
+	       READ_ONCE(s->cfg.mem_limit);
 }
 
 /*
@@ -100,7 +101,7 @@ int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 		      bool defer, const struct item *keep, rel_time_t now,
 		      struct dead_list *dead, size_t *short_by)
 {
-	size_t limit = s->cfg.mem_limit;
+	size_t limit = READ_ONCE(s->cfg.mem_limit);
 	size_t used;
 
 	ak_lock_assert_held(&sh->lock);
@@ -175,7 +176,7 @@ size_t store_evict_others(struct store *s, struct shard *self,
 {
 	unsigned int start = __atomic_fetch_add(&s->evict_shard, 1,
 						__ATOMIC_RELAXED);
-	uint64_t share = s->cfg.mem_limit / s->cfg.nshards;
+	uint64_t share = READ_ONCE(s->cfg.mem_limit) / s->cfg.nshards;
 	rel_time_t now = store_now(s);
 	unsigned int i, pass;
 	size_t freed = 0;
@@ -203,4 +204,33 @@ size_t store_evict_others(struct store *s, struct shard *self,
 		}
 	}
 	return freed;
+}
+
+int store_set_mem_limit(struct store *s, size_t limit)
+{
+	uint64_t index = 0;
+	unsigned int i;
+	size_t used;
+
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+
+		shard_lock(sh);
+		index += sh->index_bytes;
+		shard_unlock(sh);
+	}
+	if (limit && index >= limit)
+		return -ERANGE;		/* not even the empty indexes fit */
+	if (limit && s->cfg.no_evict && store_memory_used(s) > limit)
+		return -ENOSPC;		/* -M: no item is dropped for it */
+	WRITE_ONCE(s->cfg.mem_limit, limit);
+	while (limit && (used = store_memory_used(s)) > limit)
+		if (!store_evict_others(s, NULL, used - limit))
+			break;
+	return 0;
+}
+
+size_t store_mem_limit(const struct store *s)
+{
+	return READ_ONCE(s->cfg.mem_limit);
 }

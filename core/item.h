@@ -244,6 +244,29 @@ static inline size_t item_mc_size(size_t nkey, uint32_t flags, uint32_t nbytes)
 }
 
 /**
+ * item_mc_class() - memcached's slab class of an item of @size bytes
+ * @size: item_mc_size()
+ *
+ * With memcached's default classes (96 bytes, then each 1.25 times the
+ * last, 8-byte aligned): what me and lru_crawler metadump report as cls,
+ * for tools that read it. anchorkv has no classes.
+ *
+ * Context: any.
+ * Return: the class, 1..63.
+ */
+static inline unsigned int item_mc_class(size_t size)
+{
+	unsigned int id = 1;
+	size_t c = 96;
+
+	while (c < size && id < 63) {
+		c = ((c * 5 / 4) + 7) & ~(size_t)7;
+		id++;
+	}
+	return id;
+}
+
+/**
  * item_get() - take one more reference
  * @it: an item the caller already holds a reference to (or finds under its
  *      shard lock)

@@ -250,9 +250,11 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 	enum store_result ret;
 	unsigned int round;
 	struct shard *sh;
+	size_t limit;
 
 	c->size = item_alloc_size(c->it);
-	if (s->cfg.mem_limit && c->size > s->cfg.mem_limit) {
+	limit = READ_ONCE(s->cfg.mem_limit);
+	if (limit && c->size > limit) {
 		item_put(c->it);
 		return STORE_TOO_LARGE;
 	}
@@ -309,10 +311,11 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     struct item **out)
 {
 	size_t total = item_total_size(key, nkey, nbytes);
+	size_t limit = READ_ONCE(s->cfg.mem_limit);
 	struct item *it;
 
 	if (item_mc_size(nkey, flags, nbytes) > s->cfg.item_size_max ||
-	    (s->cfg.mem_limit && total > s->cfg.mem_limit))
+	    (limit && total > limit))
 		return -E2BIG;
 	it = item_alloc(key, nkey, flags, exptime, nbytes);
 	if (!it)

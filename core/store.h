@@ -585,6 +585,30 @@ uint64_t store_hash_max_chain(struct store *s);
 void store_stats_reset(struct store *s);
 
 /**
+ * store_set_mem_limit() - change the memory limit at run time
+ * @s:     the store
+ * @limit: the new limit in bytes; 0: none
+ *
+ * A lower limit evicts (CLOCK, the fullest shards first) until the store
+ * fits; stores racing with it evict as well. Under no_evict (-M) the
+ * limit is not lowered below what is held, since no item may be dropped.
+ *
+ * Context: takes and releases each shard lock in turn.
+ * Return: 0; -ERANGE if the indexes alone do not fit in @limit; -ENOSPC
+ * under no_evict when the items held do not fit.
+ */
+int store_set_mem_limit(struct store *s, size_t limit);
+
+/**
+ * store_mem_limit() - the memory limit now
+ * @s: the store
+ *
+ * Context: any; lock free.
+ * Return: the limit in bytes; 0: none.
+ */
+size_t store_mem_limit(const struct store *s);
+
+/**
  * store_memory_used() - bytes charged against the memory limit now
  * @s: the store
  *

@@ -287,7 +287,7 @@ int store_check_invariants(struct store *s, char *why, size_t len)
 {
 	uint64_t total = 0, strs = 0, in_parts;
 	unsigned int i;
-	size_t used;
+	size_t used, limit;
 	int err = 0;
 
 	for (i = 0; i < s->cfg.nshards && !err; i++) {
@@ -314,8 +314,8 @@ int store_check_invariants(struct store *s, char *why, size_t len)
 	if (used != total)
 		CHECK_FAIL("memory used %zu, shards hold %llu", used,
 			   (unsigned long long)total);
-	if (s->cfg.mem_limit && used > s->cfg.mem_limit)
-		CHECK_FAIL("memory used %zu over the limit %zu", used,
-			   s->cfg.mem_limit);
+	limit = READ_ONCE(s->cfg.mem_limit);
+	if (limit && used > limit)
+		CHECK_FAIL("memory used %zu over the limit %zu", used, limit);
 	return 0;
 }

@@ -45,7 +45,7 @@ void store_stats(struct store *s, struct store_stats *st)
 		shard_stats_add_locked(sh, st);
 		shard_unlock(sh);
 	}
-	st->limit_maxbytes = s->cfg.mem_limit;
+	st->limit_maxbytes = READ_ONCE(s->cfg.mem_limit);
 	st->nshards = s->cfg.nshards;
 	pthread_mutex_lock(&s->split_lock);	/* the map stays */
 	st->partitions = s->map->n;
@@ -65,7 +65,7 @@ int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st)
 	shard_lock(sh);
 	shard_stats_add_locked(sh, st);
 	shard_unlock(sh);
-	st->limit_maxbytes = s->cfg.mem_limit;
+	st->limit_maxbytes = READ_ONCE(s->cfg.mem_limit);
 	st->nshards = 1;
 	return 0;
 }

@@ -40,6 +40,7 @@ void proto_conn_release(struct proto_conn *pc)
 		item_put(pc->pending);
 		pc->pending = NULL;
 	}
+	proto_dump_release(pc);
 	reply_free(&pc->out);
 	pc->state = PROTO_CLOSED;
 }
@@ -101,6 +102,10 @@ static const struct proto_cmd_def proto_cmds[] = {
 	CMD_ROW(CMD_QUIT,	"quit",		1, TOK_ANY, 0, proto_quit, 0),
 	CMD_ROW(CMD_SHUTDOWN,	"shutdown",	1, TOK_ANY, 0, proto_shutdown, 0),
 	CMD_ROW(CMD_STATS,	"stats",	1, TOK_ANY, 0, proto_stats, 0),
+	CMD_ROW(CMD_CACHE_MEMLIMIT, "cache_memlimit", 2, 3, 0,
+		proto_cache_memlimit, 0),
+	CMD_ROW(CMD_LRU_CRAWLER, "lru_crawler",	1, TOK_ANY, 0,
+		proto_lru_crawler, 0),
 #ifdef AK_FAULT_INJECTION
 	CMD_ROW(CMD_DEBUG,	"debug",	1, TOK_ANY, 0, proto_debug, 0),
 #endif
@@ -304,6 +309,15 @@ size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
 			if (!n && pc->state == PROTO_GET_CONT)
 				goto out;
 			p += n;
+			break;
+		case PROTO_DUMP:
+			/* a batch per request, for -R's fairness */
+			if ((max_reqs && reqs >= max_reqs) ||
+			    reply_pending(&pc->out) > REPLY_HIGH_WATER)
+				goto out;
+			proto_dump_step(pc);
+			reqs++;
+			pc->nreqs++;
 			break;
 		case PROTO_CLOSED:
 		default:

@@ -93,6 +93,7 @@ struct proto_settings {
 };
 
 struct proto_conn;
+struct proto_dump;
 
 /*
  * Callbacks into the server, for the few commands whose answer is the
@@ -141,6 +142,7 @@ enum proto_state {
 	PROTO_DATA,		/* copying a data block into pending */
 	PROTO_SWALLOW,		/* discarding a refused data block */
 	PROTO_GET_CONT,		/* inside an overlong get line: more keys follow */
+	PROTO_DUMP,		/* a key dump has more lines to queue */
 	PROTO_CLOSED,		/* quit, fatal error: the server closes */
 };
 
@@ -174,7 +176,10 @@ struct proto_conn {
 	bool get_skip;			/* bad key seen: drop the rest of the line */
 	bool get_mark_ok;		/* get_mark valid (same proto_process call) */
 	struct reply_mark get_mark;	/* where this get's replies began */
-	unsigned int nreqs;		/* requests handled (for stats conns) */
+	/* PROTO_DUMP: where the dump is (proto_dump.c) */
+	struct proto_dump *dump;
+	unsigned int nreqs;		/* requests handled (for stats conns; a
+					 * dump counts one per batch) */
 	bool authed;			/* past authentication, or none needed */
 };
 
@@ -218,6 +223,24 @@ void proto_conn_release(struct proto_conn *pc);
  */
 size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
 		     unsigned int max_reqs);
+
+/**
+ * proto_busy() - whether the engine has output to make without input
+ * @pc: the state
+ *
+ * A key dump (lru_crawler metadump, mgdump, stats cachedump) queues its
+ * lines a batch per proto_process() call while the queued replies stay
+ * below REPLY_HIGH_WATER: the server calls proto_process() again, with or
+ * without new input, once it has written them.
+ *
+ * Context: the owning worker thread.
+ *
+ * Return: true while a dump is under way.
+ */
+static inline bool proto_busy(const struct proto_conn *pc)
+{
+	return pc->state == PROTO_DUMP;
+}
 
 /**
  * proto_closed() - whether the connection is to be closed

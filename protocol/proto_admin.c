@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * proto_admin.c - flush_all, verbosity, shutdown, stats, and the fault
- * injection commands of the sanitizer build (debug).
+ * proto_admin.c - flush_all, verbosity, cache_memlimit, shutdown, stats,
+ * and the fault injection commands of the sanitizer build (debug).
  */
 #include "proto_cmd.h"
 
@@ -49,6 +49,42 @@ void proto_verbosity(struct proto_conn *pc, const struct parse_line *l,
 	proto_reply(pc, STR_AND_LEN("OK\r\n"));
 }
 
+/*
+ * "cache_memlimit <MB> [noreply]": memcached's bounds and replies; a lower
+ * limit evicts down to it at once (store_set_mem_limit()). A number past
+ * 32 bits is refused as not megabytes, where memcached truncates it.
+ */
+void proto_cache_memlimit(struct proto_conn *pc, const struct parse_line *l,
+			  int arg)
+{
+	uint64_t mb;
+	int err;
+
+	(void)arg;
+	pc->noreply = line_noreply(l);
+	if (!parse_u64(&l->tok[1], &mb)) {
+		proto_reply(pc, STR_AND_LEN("ERROR\r\n"));
+		return;
+	}
+	if (mb < 8) {
+		proto_reply(pc, STR_AND_LEN("MEMLIMIT_TOO_SMALL cannot set "
+					    "maxbytes to less than 8m\r\n"));
+		return;
+	}
+	if (mb > 1000000000) {
+		proto_reply(pc, STR_AND_LEN("MEMLIMIT_ADJUST_FAILED input "
+					    "value is megabytes not bytes\r\n"));
+		return;
+	}
+	err = store_set_mem_limit(pc->ctx->store, (size_t)mb << 20);
+	if (err) {
+		proto_reply(pc, STR_AND_LEN("MEMLIMIT_ADJUST_FAILED out of "
+					    "bounds or unable to adjust\r\n"));
+		return;
+	}
+	proto_reply(pc, STR_AND_LEN("OK\r\n"));
+}
+
 /* "version": the memcached release whose protocol this is, and ours */
 void proto_version(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
@@ -90,6 +126,10 @@ void proto_stats(struct proto_conn *pc, const struct parse_line *l, int arg)
 	struct reply_mark m;
 
 	(void)arg;
+	if (l->ntok >= 2 && TOKEN_IS(&l->tok[1], "cachedump")) {
+		proto_stats_cachedump(pc, l);
+		return;
+	}
 
 	while (args < end && *args == ' ')
 		args++;

@@ -12,7 +12,9 @@
  *   proto_retrieval.c  get, gets, gat, gats; the VALUE line of a hit
  *   proto_storage.c    set, add, replace, append, prepend, cas
  *   proto_keys.c       delete, incr, decr, touch
- *   proto_admin.c      flush_all, verbosity, shutdown, stats, debug
+ *   proto_admin.c      flush_all, verbosity, cache_memlimit, shutdown,
+ *                      stats, debug
+ *   proto_dump.c       lru_crawler metadump and mgdump, stats cachedump
  *   proto_range.c      range, ranges, rrange, rranges, keys, count,
  *                      delete_range
  *   proto_auth.c       the "set <user> <password>" of -Y
@@ -117,7 +119,8 @@ enum proto_cmd {
 	CMD_RANGE, CMD_RANGES, CMD_RRANGE, CMD_RRANGES, CMD_KEYS, CMD_COUNT,
 	CMD_DELETE_RANGE,
 	CMD_FLUSH_ALL, CMD_VERBOSITY, CMD_VERSION, CMD_QUIT, CMD_SHUTDOWN,
-	CMD_STATS, CMD_DEBUG,
+	CMD_STATS, CMD_DEBUG, CMD_CACHE_MEMLIMIT,
+	CMD_LRU_CRAWLER,
 	CMD_MG, CMD_MN, CMD_ME, CMD_MS, CMD_MD, CMD_MA,
 	CMD_NR,
 	CMD_UNKNOWN = CMD_NR,
@@ -191,6 +194,13 @@ proto_cmd_fn proto_touch;
 /* proto_admin.c */
 proto_cmd_fn proto_flush_all;
 proto_cmd_fn proto_verbosity;
+proto_cmd_fn proto_cache_memlimit;
+proto_cmd_fn proto_lru_crawler;
+
+/* proto_dump.c: the key dumps (PROTO_DUMP) */
+void proto_stats_cachedump(struct proto_conn *pc, const struct parse_line *l);
+void proto_dump_step(struct proto_conn *pc);
+void proto_dump_release(struct proto_conn *pc);
 proto_cmd_fn proto_version;
 proto_cmd_fn proto_quit;
 proto_cmd_fn proto_shutdown;

@@ -24,23 +24,6 @@ void proto_mn(struct proto_conn *pc, const struct parse_line *l, int arg)
 	proto_out(pc, STR_AND_LEN("MN\r\n"));
 }
 
-/*
- * memcached's slab class of an item of @size bytes, with its default
- * classes (96 bytes, then each 1.25 times the last, 8-byte aligned): what
- * me reports as cls, for tools that read it. anchorkv has no classes.
- */
-static unsigned int mc_class(size_t size)
-{
-	unsigned int id = 1;
-	size_t c = 96;
-
-	while (c < size && id < 63) {
-		c = ((c * 5 / 4) + 7) & ~(size_t)7;
-		id++;
-	}
-	return id;
-}
-
 void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct store *s = pc->ctx->store;
@@ -96,7 +79,8 @@ void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 		     (unsigned long long)(pc->ctx->settings->cas_enabled ?
 					  res.cas : 0),
 		     (res.iflags & ITEM_FETCHED) ? "yes" : "no",
-		     mc_class(item_mc_size(req.nkey, res.flags, res.nbytes)),
+		     item_mc_class(item_mc_size(req.nkey, res.flags,
+						 res.nbytes)),
 		     item_mc_size(req.nkey, res.flags, res.nbytes));
 	reply_commit(&pc->out, (size_t)(q - p));
 }

@@ -318,7 +318,7 @@ static int conn_update_events(struct conn *c, bool yield)
 			 c->rlen < c->rsize;
 	/* a yield waits for writable, as memcached does: the loop polls the
 	 * other sockets first, then this one's write callback runs it */
-	bool want_write = pending > 0 || yield;
+	bool want_write = pending > 0 || yield || proto_busy(&c->pc);
 	unsigned int secs = conn_timeout_secs(c);
 	struct timeval tv = { .tv_sec = secs, .tv_usec = 0 };
 
@@ -361,8 +361,8 @@ static void conn_run(struct conn *c)
 	for (;;) {
 		bool ran = false, progress = false;
 
-		if (!c->closing && c->rlen && budget &&
-		    reply_pending(&c->pc.out) <= REPLY_HIGH_WATER) {
+		if (!c->closing && (c->rlen || proto_busy(&c->pc)) &&
+		    budget && reply_pending(&c->pc.out) <= REPLY_HIGH_WATER) {
 			ran = true;
 			progress = conn_process(c, &budget);
 		}
@@ -373,12 +373,12 @@ static void conn_run(struct conn *c)
 				break;		/* write, then close */
 			goto close;
 		}
-		if (!c->rlen) {
+		if (!c->rlen && !proto_busy(&c->pc)) {
 			if (c->eof && !reply_pending(&c->pc.out))
 				goto close;
 			break;
 		}
-		/* input is left */
+		/* input is left, or a dump has more to queue */
 		if (!budget) {
 			yield = true;
 			WRITE_ONCE(c->owner->io.conn_yields,
@@ -389,7 +389,7 @@ static void conn_run(struct conn *c)
 			break;
 		/* more requests may be complete; or the replies were above
 		 * the high water mark when we came in and are below it now */
-		if (progress || !ran)
+		if (progress || !ran || proto_busy(&c->pc))
 			continue;
 		/* the rest is an incomplete request */
 		if (c->rlen == c->rsize && conn_grow(c) < 0)

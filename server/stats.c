@@ -268,11 +268,12 @@ static void stats_shards(struct server *srv, struct reply *out)
 	}
 }
 
-static void stats_settings(struct reply *out)
+static void stats_settings(struct server *srv, struct reply *out)
 {
 	const struct settings *s = &settings;
 
-	stat_u64(out, "maxbytes", s->maxbytes);
+	/* cache_memlimit changes it at run time */
+	stat_u64(out, "maxbytes", store_mem_limit(srv->store));
 	stat_u64(out, "maxconns", s->maxconns);
 	stat_u64(out, "tcpport", s->unixsocket[0] ? 0 : s->port);
 	stat_u64(out, "udpport", 0);
@@ -413,7 +414,7 @@ bool stats_hook(void *arg, const char *args, size_t len, struct reply *out)
 	if (len == 0)
 		stats_general(srv, out);
 	else if (args_are(args, len, "settings"))
-		stats_settings(out);
+		stats_settings(srv, out);
 	else if (args_are(args, len, "items"))
 		stats_items(srv, out);
 	else if (args_are(args, len, "slabs"))

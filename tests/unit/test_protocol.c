@@ -196,7 +196,8 @@ static void h_drain(struct harness *h)
 /* Runs the engine over what is buffered, as the server does. */
 static void h_run(struct harness *h)
 {
-	while (h->in.len && !h->closed) {
+	while ((h->in.len || proto_busy(&h->pc)) && !h->closed) {
+		bool busy = proto_busy(&h->pc);
 		size_t n = proto_process(&h->pc, h->in.p, h->in.len,
 					 h->max_reqs);
 
@@ -210,7 +211,7 @@ static void h_run(struct harness *h)
 			h->closed = true;
 			h->in.len = 0;
 		}
-		if (!n)
+		if (!n && !busy && !proto_busy(&h->pc))
 			break;
 	}
 }
