@@ -90,6 +90,9 @@ struct proto_settings {
 	bool shutdown_enabled;		/* -A */
 	bool auth_enabled;		/* -Y: connections start unauthenticated */
 	int verbose;			/* -v count; "verbosity" changes it */
+	/* stats detail (-D, "stats detail on"): shared by every worker; NULL:
+	 * none, "stats detail" is refused */
+	struct prefix_stats *prefixes;
 };
 
 struct proto_conn;

@@ -118,6 +118,47 @@ void proto_shutdown(struct proto_conn *pc, const struct parse_line *l, int arg)
 	proto_out(pc, STR_AND_LEN("CLIENT_ERROR invalid shutdown mode\r\n"));
 }
 
+/*
+ * "stats detail on|off|dump": memcached's per prefix counts
+ * (prefix_stats.h); a further token is ignored, as memcached ignores it.
+ */
+static void proto_stats_detail(struct proto_conn *pc,
+			       const struct parse_line *l)
+{
+	struct prefix_stats *ps = pc->ctx->settings->prefixes;
+	const struct token *t = &l->tok[2];
+
+	if (!ps) {
+		proto_out(pc, STR_AND_LEN(
+			"CLIENT_ERROR stats detail not allowed\r\n"));
+		return;
+	}
+	if (l->ntok >= 3 && (TOKEN_IS(t, "on") || TOKEN_IS(t, "off"))) {
+		prefix_stats_enable(ps, TOKEN_IS(t, "on"));
+		proto_out(pc, STR_AND_LEN("OK\r\n"));
+		return;
+	}
+	if (l->ntok >= 3 && TOKEN_IS(t, "dump")) {
+		struct reply_mark m;
+
+		if (pc->state == PROTO_CLOSED)
+			return;
+		reply_mark(&pc->out, &m);
+		pc->out.failed = false;
+		if (prefix_stats_dump(ps, &pc->out)) {
+			proto_out(pc, STR_AND_LEN(
+				"SERVER_ERROR out of memory\r\n"));
+		} else if (unlikely(pc->out.failed)) {
+			/* a line was lost: no dump with a hole */
+			reply_rewind(&pc->out, &m);
+			proto_fail(pc);
+		}
+		return;
+	}
+	proto_out(pc, STR_AND_LEN(
+		"CLIENT_ERROR usage: stats detail on|off|dump\r\n"));
+}
+
 /* "stats [args]": the server's hook answers, from the raw rest of line */
 void proto_stats(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
@@ -128,6 +169,10 @@ void proto_stats(struct proto_conn *pc, const struct parse_line *l, int arg)
 	(void)arg;
 	if (l->ntok >= 2 && TOKEN_IS(&l->tok[1], "cachedump")) {
 		proto_stats_cachedump(pc, l);
+		return;
+	}
+	if (l->ntok >= 2 && TOKEN_IS(&l->tok[1], "detail")) {
+		proto_stats_detail(pc, l);
 		return;
 	}
 

@@ -34,6 +34,7 @@
 #include "compiler.h"
 #include "item.h"
 #include "parse.h"
+#include "prefix_stats.h"
 #include "store.h"
 
 enum get_kind {

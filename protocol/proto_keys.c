@@ -31,6 +31,9 @@ void proto_delete(struct proto_conn *pc, const struct parse_line *l, int arg)
 		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
 		return;
 	}
+	if (unlikely(prefix_stats_on(ctx->settings->prefixes)))
+		prefix_stats_count(ctx->settings->prefixes, key->p, key->len,
+				   PREFIX_DELETE);
 	if (store_delete(ctx->store, key->p, key->len) == 0) {
 		ctx->stats.delete_hits++;
 		proto_reply(pc, STR_AND_LEN("DELETED\r\n"));

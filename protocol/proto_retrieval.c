@@ -112,6 +112,9 @@ static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
 	pc->get_nkeys++;
 	it = store_lookup(ctx->store, &req, &val);
 	why = val.why;
+	if (unlikely(prefix_stats_on(ctx->settings->prefixes)))
+		prefix_stats_count(ctx->settings->prefixes, key, nkey,
+				   why == STORE_HIT ? PREFIX_HIT : PREFIX_GET);
 	if (touch) {
 		st->cmd_touch++;
 		if (why == STORE_HIT)

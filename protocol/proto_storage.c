@@ -22,6 +22,10 @@ proto_update_alloc(struct proto_conn *pc, const struct parse_store *st,
 	struct item *it;
 	int ret;
 
+	/* stats detail: memcached counts a set once its line is read */
+	if (unlikely(prefix_stats_on(ctx->settings->prefixes)))
+		prefix_stats_count(ctx->settings->prefixes, st->key, st->nkey,
+				   PREFIX_SET);
 	ret = store_item_alloc(ctx->store, st->key, st->nkey, st->flags,
 			       store_exptime(ctx->store, st->exptime),
 			       st->bytes, &it);

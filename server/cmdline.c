@@ -233,8 +233,17 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 				return -EINVAL;
 			}
 			continue;
+		case 'D':	/* memcached: the delimiter, and detail on */
+			if (!optarg[0] || optarg[1]) {
+				snprintf(err, errlen, "-D takes one character "
+					 "(-D %s)", optarg);
+				return -EINVAL;
+			}
+			s->prefix_delimiter = optarg[0];
+			s->detail_enabled = true;
+			continue;
 		case 'k': case 'r': case 'L': case 'X': case 'W':
-		case 'n': case 'D':
+		case 'n':
 			fprintf(stderr, "anchorkv: ignoring memcached option -%c "
 				"(no equivalent)\n", c);
 			continue;
@@ -325,6 +334,8 @@ void settings_usage(const char *prog)
 "  -Y, --auth-file=<file>       require a user and password from <file>\n"
 "                               (user:password lines) on every connection,\n"
 "                               as memcached's -Y (default: none) [auth_file]\n"
+"  -D <char>                    key prefix delimiter of stats detail, and\n"
+"                               turn its counting on (default: ':', off)\n"
 "  -v, --verbose                log connections; -vv also commands\n"
 "                               [verbosity]\n"
 "  -d, --daemon                 run as a daemon [daemonize yes]\n"

@@ -38,6 +38,7 @@
 #include "hash.h"
 #include "listener.h"
 #include "log.h"
+#include "prefix_stats.h"
 #include "server.h"
 #include "settings.h"
 #include "stats.h"
@@ -370,6 +371,10 @@ int main(int argc, char **argv)
 		die("cannot create the store (memory %zu, shards %u)",
 		    settings.maxbytes, settings.shards);
 	store_set_time(srv.store, time(NULL));
+	settings.proto.prefixes = prefix_stats_create(settings.prefix_delimiter);
+	if (!settings.proto.prefixes)
+		die("cannot create the stats detail table");
+	prefix_stats_enable(settings.proto.prefixes, settings.detail_enabled);
 
 	srv.base = event_base_new();
 	if (!srv.base)
@@ -393,6 +398,8 @@ int main(int argc, char **argv)
 	free_events(&srv);
 	event_base_free(srv.base);
 	store_destroy(srv.store);
+	prefix_stats_destroy(settings.proto.prefixes);
+	settings.proto.prefixes = NULL;
 	free_auth(&srv);
 	pthread_mutex_destroy(&srv.stats_lock);
 	if (settings.pidfile[0] && unlink(settings.pidfile) && errno != ENOENT)

@@ -47,6 +47,7 @@ void settings_init(struct settings *s)
 	s->maxbytes = 64u * 1024 * 1024;
 	s->evict = true;
 	s->reqs_per_event = 20;
+	s->prefix_delimiter = ':';
 	s->shards = 0;
 	s->hash_power = 16;
 	s->proto.item_size_max = 1024 * 1024;

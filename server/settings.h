@@ -52,6 +52,8 @@ struct settings {
 	size_t maxbytes;			/* -m, bytes; 0: no limit */
 	bool evict;				/* !-M */
 	unsigned int reqs_per_event;		/* -R */
+	char prefix_delimiter;			/* -D: stats detail's */
+	bool detail_enabled;			/* -D given: stats detail on */
 	unsigned int shards;			/* 0: auto (settings_finish) */
 	unsigned int hash_power;		/* log2 buckets, all shards */
 	unsigned int hash_bits;			/* per shard (settings_finish) */

@@ -44,6 +44,7 @@
 #include "reply.h"
 #include "server.h"
 #include "settings.h"
+#include "prefix_stats.h"
 #include "store.h"
 #include "worker.h"
 
@@ -119,6 +120,7 @@ static void stats_reset(struct server *srv)
 	stats_write(listen_disabled_num, 0);
 	stats_write(listen_disabled_us, 0);
 	store_stats_reset(srv->store);
+	prefix_stats_clear(settings.proto.prefixes);	/* as memcached */
 	pthread_mutex_unlock(&srv->stats_lock);
 }
 
@@ -286,6 +288,9 @@ static void stats_settings(struct server *srv, struct reply *out)
 	reply_addf(out, "STAT umask %o\r\n", s->unixsocket_perm);
 	stat_str(out, "shutdown_command", yes_no(s->proto.shutdown_enabled));
 	stat_u64(out, "num_threads", s->threads);
+	reply_addf(out, "STAT stat_key_prefix %c\r\n", s->prefix_delimiter);
+	stat_str(out, "detail_enabled",
+		 yes_no(prefix_stats_on(s->proto.prefixes)));
 	stat_u64(out, "reqs_per_event", s->reqs_per_event);
 	stat_str(out, "cas_enabled", yes_no(s->proto.cas_enabled));
 	stat_u64(out, "tcp_backlog", s->backlog);

@@ -332,3 +332,79 @@ def test_memcached_tool_dump_restores(start_server):
             assert b"f%d" % f in head
             assert (b"t-1" in head) == (f == 0)
             assert c.recv_line() == v
+
+
+# --- stats detail -------------------------------------------------------------
+
+DETAIL_SESSION = [
+    b"stats detail on",
+    b"set a:1 0 0 1\r\nx", b"set nodelim 0 0 1\r\nx", b"add a:2 0 0 1\r\ny",
+    b"add a:1 0 0 1\r\ny", b"replace b:1 0 0 1\r\nz", b"append a:1 0 0 1\r\nz",
+    b"prepend c:9 0 0 1\r\nz", b"cas a:1 0 0 1 999\r\nq",
+    b"get a:1 a:2 b:3 nodelim", b"gets a:1", b"gat 100 a:2 zz:1",
+    b"delete a:1", b"delete q:1", b"incr a:2 1", b"touch a:2 10",
+    b"mg a:2 v", b"ms m:1 1\r\nx", b"md a:2",
+    b"set ::x 0 0 1\r\nx", b"get :y",
+    b"stats detail off", b"get a:1 off:1", b"stats detail on",
+    b"get on:1",
+]
+
+
+def detail_dump(c):
+    c.send(b"stats detail dump\r\n")
+    lines = c.recv_until(b"END\r\n").split(b"\r\n")[:-2]
+    return sorted(lines)
+
+
+def run_detail(c):
+    for req in DETAIL_SESSION:
+        c.send(req + b"\r\n")
+        c.send(b"mn\r\n")
+        c.recv_until(b"MN\r\n")
+    return detail_dump(c)
+
+
+@pytest.mark.anchorkv_only
+def test_stats_detail_counts_as_memcached(start_server, tmp_path):
+    """The same session to memcached 1.6.18 gives the same PREFIX lines
+    (memcached lists them in hash order, anchorkv sorted)."""
+    if not os.path.exists(MEMCACHED) and not shutil.which("memcached"):
+        pytest.skip("memcached is not installed")
+    srv = start_server()
+    ref = Memcached([], str(tmp_path)).start()
+    try:
+        with srv.conn() as a, ref.conn() as b:
+            got, want = run_detail(a), run_detail(b)
+            assert got == want
+            assert b"PREFIX a get 4 hit 4 set 5 del 1" in got
+            for line in (b"stats detail", b"stats detail foo",
+                         b"stats detail off x", b"stats detail on"):
+                assert a.cmd(line) == b.cmd(line), line
+            sa, sb = a.stats("settings"), b.stats("settings")
+            for name in ("stat_key_prefix", "detail_enabled"):
+                assert sa[name] == sb[name], name
+            assert a.cmd("stats reset") == b"RESET"
+            assert detail_dump(a) == []
+    finally:
+        ref.stop(check=False)
+
+
+@pytest.mark.anchorkv_only
+def test_stats_detail_delimiter_and_cap(start_server):
+    srv = start_server(["-D", "/"])
+    with srv.conn() as c:
+        st = c.stats("settings")
+        assert st["stat_key_prefix"] == "/"
+        assert st["detail_enabled"] == "yes"
+        c.send(b"".join(b"get p%d/x\r\n" % i for i in range(10050)))
+        c.send(b"get a:b/c\r\nmn\r\n")
+        c.recv_until(b"MN\r\n", timeout=30)
+        lines = detail_dump(c)
+        # the table stops at 10,000 prefixes (memcached's never stops)
+        assert len(lines) == 10000
+        assert b"PREFIX p7 get 1 hit 0 set 0 del 0" in lines
+        assert b"PREFIX a:b get 1 hit 0 set 0 del 0" not in lines
+        assert c.cmd("stats reset") == b"RESET"
+        c.send(b"get a:b/c\r\nmn\r\n")
+        c.recv_until(b"MN\r\n")
+        assert detail_dump(c) == [b"PREFIX a:b get 1 hit 0 set 0 del 0"]

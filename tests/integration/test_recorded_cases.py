@@ -26,7 +26,7 @@ def test_recorded_answers_are_memcacheds(tmp_path):
     if not os.path.exists(MEMCACHED) and not shutil.which("memcached"):
         pytest.skip("memcached is not installed")
     cases = memcached_cases.read_cases()
-    assert len(cases) == 84
+    assert len(cases) == 96
     srv = Memcached([], str(tmp_path)).start()
     try:
         wrong = []

@@ -396,8 +396,14 @@ static void test_long_options(void)
 	      act == SETTINGS_VERSION);
 	CHECK(run_args(&s, &act, "--no-such-option", NULL) == -EINVAL);
 	/* memcached's options without a setting keep their short forms */
-	CHECK(run_args(&s, &act, "-D", ":", "-n", "48", "-k", "-r", "-L",
+	CHECK(run_args(&s, &act, "-D", "/", "-n", "48", "-k", "-r", "-L",
 		       "-X", "-W", "-i", NULL) == 0);
+	/* -D is stats detail's delimiter, and turns the counting on */
+	CHECK(s.prefix_delimiter == '/' && s.detail_enabled);
+	settings_init(&s);
+	CHECK(s.prefix_delimiter == ':' && !s.detail_enabled);
+	CHECK(run_args(&s, &act, "-D", "ab", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-k", NULL) == 0 && !s.detail_enabled);
 	CHECK(run_args(&s, &act, "-S", NULL) == -EINVAL);
 	CHECK(run_args(&s, &act, "-e", "/tmp/x", NULL) == -EINVAL);
 	CHECK(run_args(&s, &act, "-Z", NULL) == -EINVAL);

@@ -820,7 +820,193 @@ static const struct ref_case memcached_cases[] = {
 	  true },
 	{ S("quit foo\r\n"),
 	  S(""),
-	  true },
+	  true },	{ S("ms mk 2 F5 T0\r\n"
+	    "hi\r\n"
+	    "mg mk v f s k\r\n"
+	    "mg nope v\r\n"
+	    "mg nope v q k\r\n"
+	    "mn\r\n"),
+	  S("HD\r\n"
+	    "VA 2 f5 s2 kmk\r\n"
+	    "hi\r\n"
+	    "EN\r\n"
+	    "MN\r\n"),
+	  false },
+	{ S("ms mk 3 MA\r\n"
+	    "abc\r\n"
+	    "ms mk 1 ME\r\n"
+	    "x\r\n"
+	    "ms mk 1 MR\r\n"
+	    "y\r\n"
+	    "ms mk 1 MA\r\n"
+	    "z\r\n"
+	    "ms mk 1 MP\r\n"
+	    "a\r\n"
+	    "ms mk 1 ME\r\n"
+	    "q\r\n"
+	    "mg mk v\r\n"
+	    "ms mk 1 MS q\r\n"
+	    "b\r\n"
+	    "mg mk v q\r\n"
+	    "mn\r\n"),
+	  S("NS\r\n"
+	    "HD\r\n"
+	    "HD\r\n"
+	    "HD\r\n"
+	    "HD\r\n"
+	    "NS\r\n"
+	    "VA 3\r\n"
+	    "ayz\r\n"
+	    "VA 1\r\n"
+	    "b\r\n"
+	    "MN\r\n"),
+	  false },
+	{ S("ms Zm9v 3 b\r\n"
+	    "bar\r\n"
+	    "mg Zm9v b v k\r\n"
+	    "get foo\r\n"
+	    "mg foo s v\r\n"),
+	  S("HD\r\n"
+	    "VA 3 kZm9v b\r\n"
+	    "bar\r\n"
+	    "VALUE foo 0 3\r\n"
+	    "bar\r\n"
+	    "END\r\n"
+	    "VA 3 s3\r\n"
+	    "bar\r\n"),
+	  false },
+	{ S("ms q1 1 q O123\r\n"
+	    "a\r\n"
+	    "md q1 q\r\n"
+	    "md q1 q O9\r\n"
+	    "mg q1 q O5 k\r\n"
+	    "mg q1 O5 k\r\n"
+	    "mn\r\n"),
+	  S("NF O9\r\n"
+	    "EN O5 kq1\r\n"
+	    "MN\r\n"),
+	  false },
+	{ S("ma cnt\r\n"
+	    "ma cnt N0 J10 v\r\n"
+	    "ma cnt v\r\n"
+	    "ma cnt MD D20 v\r\n"
+	    "ma cnt D5 v\r\n"
+	    "ma cnt MI D18446744073709551615 v\r\n"
+	    "ma cnt q\r\n"
+	    "ma nope q\r\n"
+	    "mn\r\n"),
+	  S("NF\r\n"
+	    "VA 2\r\n"
+	    "10\r\n"
+	    "VA 2\r\n"
+	    "11\r\n"
+	    "VA 1\r\n"
+	    "0\r\n"
+	    "VA 1\r\n"
+	    "5\r\n"
+	    "VA 1\r\n"
+	    "4\r\n"
+	    "NF\r\n"
+	    "MN\r\n"),
+	  false },
+	{ S("set ck 3 0 2\r\n"
+	    "ab\r\n"
+	    "mg ck v f\r\n"
+	    "ms ck 2 F9\r\n"
+	    "cd\r\n"
+	    "get ck\r\n"
+	    "md ck\r\n"
+	    "get ck\r\n"
+	    "md ck\r\n"),
+	  S("STORED\r\n"
+	    "VA 2 f3\r\n"
+	    "ab\r\n"
+	    "HD\r\n"
+	    "VALUE ck 9 2\r\n"
+	    "cd\r\n"
+	    "END\r\n"
+	    "HD\r\n"
+	    "END\r\n"
+	    "NF\r\n"),
+	  false },
+	{ S("mg k v v\r\n"
+	    "mg k zz\r\n"
+	    "ms k abc\r\n"
+	    "ms k 1 MZ\r\n"
+	    "a\r\n"
+	    "ma k D-1\r\n"
+	    "ma k MX\r\n"
+	    "mg k Oabcdefghijabcdefghijabcdefghijabcdefghij\r\n"
+	    "mn\r\n"),
+	  S("CLIENT_ERROR duplicate flag\r\n"
+	    "CLIENT_ERROR invalid flag\r\n"
+	    "CLIENT_ERROR bad command line format\r\n"
+	    "CLIENT_ERROR invalid mode for ms M token\r\n"
+	    "CLIENT_ERROR invalid or duplicate flag\r\n"
+	    "CLIENT_ERROR invalid mode for ma M token\r\n"
+	    "CLIENT_ERROR opaque token too long\r\n"
+	    "MN\r\n"),
+	  false },
+	{ S("ms k 2\r\n"
+	    "abcd\r\n"
+	    "mn\r\n"),
+	  S("CLIENT_ERROR bad data chunk\r\n"
+	    "ERROR\r\n"
+	    "MN\r\n"),
+	  false },
+	{ S("mn\r\n"
+	    "me nope\r\n"
+	    "mg <<251*a>> v\r\n"),
+	  S("MN\r\n"
+	    "EN\r\n"
+	    "CLIENT_ERROR bad command line format\r\n"),
+	  false },
+	{ S("ms st 1 T100\r\n"
+	    "a\r\n"
+	    "md st I\r\n"
+	    "mg st v\r\n"
+	    "mg st v\r\n"
+	    "ms st 1\r\n"
+	    "b\r\n"
+	    "mg st v\r\n"),
+	  S("HD\r\n"
+	    "HD\r\n"
+	    "VA 1 X W\r\n"
+	    "a\r\n"
+	    "VA 1 Z X\r\n"
+	    "a\r\n"
+	    "HD\r\n"
+	    "VA 1\r\n"
+	    "b\r\n"),
+	  false },
+	{ S("mg nv v N30\r\n"
+	    "mg nv v N30\r\n"
+	    "ms nv 1\r\n"
+	    "z\r\n"
+	    "mg nv v\r\n"),
+	  S("VA 0 W\r\n"
+	    "\r\n"
+	    "VA 0 Z\r\n"
+	    "\r\n"
+	    "HD\r\n"
+	    "VA 1\r\n"
+	    "z\r\n"),
+	  false },
+	{ S("ms ap 2 MA\r\n"
+	    "xy\r\n"
+	    "mg ap v\r\n"
+	    "set ap 0 0 1\r\n"
+	    "q\r\n"
+	    "ms ap 1 MA\r\n"
+	    "r\r\n"
+	    "mg ap v s\r\n"),
+	  S("NS\r\n"
+	    "EN\r\n"
+	    "STORED\r\n"
+	    "HD\r\n"
+	    "VA 2 s2\r\n"
+	    "qr\r\n"),
+	  false },
 };
 
 /* Expands "<<N*unit>>" runs into @b. */
@@ -1856,6 +2042,80 @@ static void test_range_count(void)
 	h_fini(&h);
 }
 
+/* ------------------------------------------------------------------ */
+/* key dumps                                                           */
+
+/*
+ * A dump is queued a batch at a time: one call stops past the high water
+ * mark with the rest of the input untouched, and the calls that follow,
+ * without new input, finish it; the line after it runs last. -R counts a
+ * batch as a request.
+ */
+static void test_dump_streams(void)
+{
+	static const char line[] = "lru_crawler mgdump all\r\nversion\r\n";
+	struct growbuf exp = { 0 };
+	unsigned int i, round;
+	struct harness h;
+	size_t n;
+
+	for (round = 0; round < 2; round++) {
+		h_init(&h, ITEM_MAX_MC);
+		buf_addf(&exp, "OK\r\n");
+		for (i = 0; i < 20000; i++) {
+			char cmd[96];
+			int len = snprintf(cmd, sizeof(cmd),
+					   "set dump-key-%05u-padding-padding "
+					   "0 0 1 noreply\r\nv\r\n", i);
+
+			h_feed(&h, cmd, (size_t)len);
+			buf_addf(&exp, "mg dump-key-%05u-padding-padding\r\n",
+				 i);
+		}
+		buf_addf(&exp, "EN\r\nVERSION " PROTO_VERSION "\r\n");
+		n = proto_process(&h.pc, line, sizeof(line) - 1, 0);
+		CHECK(n == 24);
+		CHECK(proto_busy(&h.pc));
+		CHECK(reply_pending(&h.pc.out) > REPLY_HIGH_WATER);
+		CHECK(reply_pending(&h.pc.out) <= REPLY_HIGH_WATER + 64 * 40);
+		h_drain(&h);
+		h.max_reqs = round ? 1 : 0;
+		h.calls = 0;
+		h_feed(&h, line + n, sizeof(line) - 1 - n);
+		CHECK(out_is(&h, 0, exp.p, exp.len));
+		CHECK(!proto_busy(&h.pc) && h.pc.state == PROTO_CMD);
+		/* one batch of 64 per call under -R 1 (about 6,500 lines
+		 * were queued by the first call): else a call per high water
+		 * mark's worth */
+		CHECK(round ? h.calls > 150 : h.calls < 10);
+		h_fini(&h);
+		buf_free(&exp);
+		exp = (struct growbuf){ 0 };
+	}
+
+	/* a connection closed in the middle of a dump frees it */
+	h_init(&h, ITEM_MAX_MC);
+	for (i = 0; i < 1000; i++) {
+		char cmd[64];
+		int len = snprintf(cmd, sizeof(cmd),
+				   "set k%04u 0 0 1 noreply\r\nv\r\n", i);
+
+		h_feed(&h, cmd, (size_t)len);
+	}
+	n = proto_process(&h.pc, line + 12, 0, 1);	/* nothing to do */
+	CHECK(n == 0 && !proto_busy(&h.pc));
+	n = proto_process(&h.pc, "lru_crawler metadump all\r\n", 26, 1);
+	CHECK(n == 26 && proto_busy(&h.pc));
+	h_fini(&h);
+
+	/* without a prefix table, stats detail is refused */
+	h_init(&h, ITEM_MAX_MC);
+	h_feeds(&h, "stats detail on\r\n");
+	CHECK(out_is(&h, 0, "CLIENT_ERROR stats detail not allowed\r\n",
+		     sizeof("CLIENT_ERROR stats detail not allowed\r\n") - 1));
+	h_fini(&h);
+}
+
 int main(void)
 {
 	if (hash_init() < 0) {
@@ -1878,5 +2138,6 @@ int main(void)
 	test_range();
 	test_range_errors();
 	test_range_count();
+	test_dump_streams();
 	return check_report();
 }
