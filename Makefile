@@ -50,7 +50,7 @@ ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
 UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
 BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev pkg-config gcc make
-TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached
+TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached nutcracker
 BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
 FUZZ_DEPS  := clang libclang-rt-14-dev
 
@@ -58,7 +58,7 @@ CONF ?= conf/anchorkv.conf
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 600
 
-.PHONY: all run test unit integration bench bench-core fuzz soak clean deps deps-test deps-bench deps-fuzz
+.PHONY: all run cluster test unit integration bench bench-core fuzz soak clean deps deps-test deps-bench deps-fuzz
 
 all: build/anchorkv
 
@@ -73,7 +73,7 @@ define install_pkgs
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
 	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	    for s in memcached redis-server; do \
+	    for s in memcached redis-server nutcracker; do \
 	      case " $$missing " in *" $$s "*) service $$s stop >/dev/null 2>&1 || true;; esac; \
 	    done; \
 	  else \
@@ -183,6 +183,12 @@ build/asan/tests/test_fuzz_%: build/asan/tests/fuzz/fuzz_%.o build/asan/tests/fu
 run: deps
 	@$(MAKE) --no-print-directory build/anchorkv
 	./build/anchorkv -f $(CONF)
+
+# three instances behind nutcracker (conf/nutcracker.yml), in the foreground
+cluster: deps
+	$(call install_pkgs,nutcracker)
+	@$(MAKE) --no-print-directory build/anchorkv
+	sh tools/cluster.sh conf/nutcracker.yml
 
 # the bench programs are built too (not run): a change of the core that
 # breaks them fails here, not at the next make bench
