@@ -49,7 +49,7 @@ REL_SRV_OBJS  := $(SERVER_SRCS:%.c=build/rel/%.o)
 ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
 UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
-BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev pkg-config gcc make
+BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev libedit-dev libssl-dev pkg-config gcc make
 TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached nutcracker
 BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
 FUZZ_DEPS  := clang libclang-rt-14-dev
@@ -60,7 +60,7 @@ SOAK_SECONDS ?= 600
 
 .PHONY: all run cluster test unit integration bench bench-core fuzz soak clean deps deps-test deps-bench deps-fuzz
 
-all: build/anchorkv
+all: build/anchorkv build/anchorkv-cli
 
 # Installs what is missing: with apt-get when root, else prints the command.
 # The reference servers' packages start a service on their default port
@@ -114,6 +114,18 @@ build/anchorkv: $(REL_LIB_OBJS) $(REL_SRV_OBJS)
 
 build/asan/anchorkv: $(ASAN_LIB_OBJS) $(ASAN_SRV_OBJS)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
+
+# anchorkv-cli (tools/cli): libedit for the prompt, OpenSSL's MD5 for the
+# ketama ring; none of the server's code but core/version.h
+CLI_SRCS     := $(wildcard tools/cli/*.c)
+CLI_PKGS     := libedit libcrypto
+CLI_CFLAGS    = $(REL_CFLAGS) $(shell pkg-config --cflags $(CLI_PKGS) 2>/dev/null)
+CLI_LIBS      = $(LDFLAGS) $(shell pkg-config --libs $(CLI_PKGS) 2>/dev/null) -lm
+build/rel/tools/cli/%.o: tools/cli/%.c build/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CLI_CFLAGS) -c $< -o $@
+build/anchorkv-cli: $(CLI_SRCS:%.c=build/rel/%.o)
+	$(CC) $(CLI_CFLAGS) -o $@ $^ $(CLI_LIBS)
 
 # A unit test links only the modules it tests (UNIT_DEPS_<test>), or all of
 # core/ and protocol/ when it names none.
@@ -193,7 +205,7 @@ cluster: deps
 # the bench programs are built too (not run): a change of the core that
 # breaks them fails here, not at the next make bench
 test: deps-test
-	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/asan/anchorkv $(UNIT_BINS) build/bench_core build/akbench
+	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/anchorkv-cli build/asan/anchorkv $(UNIT_BINS) build/bench_core build/akbench
 	@sh tests/run-tests.sh
 
 unit: deps-test
@@ -201,7 +213,7 @@ unit: deps-test
 	@sh tests/run-tests.sh unit
 
 integration: deps-test
-	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/asan/anchorkv
+	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/anchorkv-cli build/asan/anchorkv
 	@sh tests/run-tests.sh integration
 
 build/bench_core: tests/bench/bench_core.c $(REL_LIB_OBJS)
