@@ -50,7 +50,7 @@ ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
 UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
 BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev libedit-dev libssl-dev pkg-config gcc make
-TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached nutcracker
+TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached nutcracker logrotate man-db systemd
 BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
 FUZZ_DEPS  := clang libclang-rt-14-dev
 
@@ -58,7 +58,7 @@ CONF ?= conf/anchorkv.conf
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 600
 
-.PHONY: all run cluster test unit integration bench bench-core fuzz soak clean deps deps-test deps-bench deps-fuzz
+.PHONY: all run cluster install uninstall test unit integration bench bench-core fuzz soak clean deps deps-test deps-bench deps-fuzz
 
 all: build/anchorkv build/anchorkv-cli
 
@@ -195,6 +195,50 @@ build/asan/tests/test_fuzz_%: build/asan/tests/fuzz/fuzz_%.o build/asan/tests/fu
 run: deps
 	@$(MAKE) --no-print-directory build/anchorkv
 	./build/anchorkv -f $(CONF)
+
+# make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=] [LOGROTATEDIR=]:
+# the daemon and the cli, the config (kept if one is there already), the
+# man pages, the systemd unit (its paths and LimitNOFILE filled in) and
+# the logrotate file. make uninstall takes them away again, the config
+# only if unchanged.
+PREFIX       ?= /usr/local
+SYSCONFDIR   ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+BINDIR        = $(PREFIX)/bin
+CONFDIR       = $(SYSCONFDIR)/anchorkv
+MAN1DIR       = $(PREFIX)/share/man/man1
+UNITDIR      ?= $(PREFIX)/lib/systemd/system
+LOGROTATEDIR ?= /etc/logrotate.d
+# descriptors for the unit: as the daemon computes them at start
+NOFILE = $(shell awk '$$1 == "max_connections" { c = $$2 } $$1 == "threads" { t = $$2 } \
+	   END { print (c ? c : 1024) + 2 * (t ? t : 4) + 64 }' conf/anchorkv.conf)
+
+install: build/anchorkv build/anchorkv-cli
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(MAN1DIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(LOGROTATEDIR)
+	install -m 755 build/anchorkv build/anchorkv-cli $(DESTDIR)$(BINDIR)/
+	@if [ -e $(DESTDIR)$(CONFDIR)/anchorkv.conf ]; then \
+		echo "keeping $(DESTDIR)$(CONFDIR)/anchorkv.conf"; \
+	else \
+		echo "install -m 644 conf/anchorkv.conf $(DESTDIR)$(CONFDIR)/"; \
+		install -m 644 conf/anchorkv.conf $(DESTDIR)$(CONFDIR)/; \
+	fi
+	install -m 644 docs/man/anchorkv.1 docs/man/anchorkv-cli.1 $(DESTDIR)$(MAN1DIR)/
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
+	    -e 's|@NOFILE@|$(NOFILE)|g' conf/anchorkv.service \
+	    > $(DESTDIR)$(UNITDIR)/anchorkv.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/anchorkv.service
+	install -m 644 conf/anchorkv.logrotate $(DESTDIR)$(LOGROTATEDIR)/anchorkv
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/anchorkv $(DESTDIR)$(BINDIR)/anchorkv-cli \
+	      $(DESTDIR)$(MAN1DIR)/anchorkv.1 $(DESTDIR)$(MAN1DIR)/anchorkv-cli.1 \
+	      $(DESTDIR)$(UNITDIR)/anchorkv.service $(DESTDIR)$(LOGROTATEDIR)/anchorkv
+	@if cmp -s conf/anchorkv.conf $(DESTDIR)$(CONFDIR)/anchorkv.conf; then \
+		rm -f $(DESTDIR)$(CONFDIR)/anchorkv.conf; \
+		rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)$(CONFDIR)/anchorkv.conf ]; then \
+		echo "keeping $(DESTDIR)$(CONFDIR)/anchorkv.conf (changed since installed)"; \
+	fi
 
 # three instances behind nutcracker (conf/nutcracker.yml), in the foreground
 cluster: deps

@@ -68,6 +68,28 @@ void redirect_logs(void)
 	close(fd);
 }
 
+int reopen_logs(char *err, size_t errlen)
+{
+	int fd;
+
+	if (!settings.logfile[0])
+		return 0;
+	fd = open(settings.logfile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		  0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	/* atomic: a line being written goes to one file or the other */
+	if (dup2(fd, STDERR_FILENO) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /*
  * -d changes to /: a relative path given for the pidfile or the unix
  * socket (removed at exit) must not follow it there.

@@ -36,6 +36,19 @@ void raise_nofile_limit(void);
 void redirect_logs(void);
 
 /**
+ * reopen_logs() - open the logfile again (SIGHUP, after log rotation)
+ * @err:    receives why it failed
+ * @errlen: room in @err
+ *
+ * The new descriptor replaces stderr in one dup2(); on failure the log
+ * goes on to the file it went to.
+ *
+ * Context: the main thread; the workers may be logging meanwhile.
+ * Return: 0, or -1.
+ */
+int reopen_logs(char *err, size_t errlen);
+
+/**
  * make_absolute() - make a relative path absolute from the working folder
  * @path: the path, rewritten in place
  * @room: size of @path

@@ -216,9 +216,10 @@ static void load_auth(struct server *srv)
 }
 
 /*
- * SIGHUP, as memcached: reads the auth file again. A file that fails to
- * load leaves the users as they were; connections already authenticated
- * stay so.
+ * SIGHUP: opens the logfile again (logrotate renames it, then signals),
+ * and, as memcached, reads the auth file again. A file that fails to load
+ * leaves the users as they were; connections already authenticated stay
+ * so.
  */
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
 {
@@ -228,6 +229,15 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
+	if (settings.logfile[0]) {
+		if (reopen_logs(err, sizeof(err)))
+			log_error("SIGHUP: cannot reopen logfile %s: %s; the "
+				  "log goes on to the file it went to",
+				  settings.logfile, err);
+		else
+			log_info("SIGHUP: logfile %s reopened",
+				 settings.logfile);
+	}
 	if (!settings.proto.auth_enabled) {
 		log_info("SIGHUP: no auth_file to reload");
 		return;
@@ -344,6 +354,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &held, NULL);
 
 	load_settings(argc, argv);
+	/* -d changes to /, and SIGHUP opens the logfile again */
+	make_absolute(settings.logfile, sizeof(settings.logfile), "logfile");
 	redirect_logs();
 	raise_nofile_limit();
 	if (hash_init())

@@ -1,0 +1,191 @@
+"""Operations: the logfile reopened on SIGHUP (log rotation), the shipped
+logrotate file run against a live daemon.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+import conftest
+
+pytestmark = pytest.mark.anchorkv_only
+
+LOGROTATE = os.path.join(conftest.ROOT, "conf/anchorkv.logrotate")
+
+
+def wait_for_text(path, text, timeout=10):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(path) as f:
+                if text in f.read():
+                    return
+        except FileNotFoundError:
+            pass
+        assert time.monotonic() < deadline, "no %r in %s" % (text, path)
+        time.sleep(0.05)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def test_sighup_reopens_the_logfile(start_server, tmp_path):
+    log = tmp_path / "anchorkv.log"
+    srv = start_server(["-v", "--logfile", str(log)])
+    wait_for_text(log, "starting")
+    with srv.conn() as c:
+        c.cmd("version")
+    wait_for_text(log, "new connection")
+    before = read(log).count("new connection")
+    os.rename(log, str(log) + ".1")
+    os.kill(srv.pid, signal.SIGHUP)
+    wait_for_text(log, "SIGHUP: logfile %s reopened" % log)
+    with srv.conn() as c:
+        c.cmd("version")
+    wait_for_text(log, "new connection")
+    old = read(str(log) + ".1")
+    assert "reopened" not in old
+    # every line after the rename went to the new file
+    assert old.count("new connection") == before
+
+
+def test_sighup_keeps_the_log_when_reopen_fails(start_server, tmp_path):
+    log = tmp_path / "anchorkv.log"
+    srv = start_server(["--logfile", str(log)])
+    wait_for_text(log, "starting")
+    os.rename(log, str(log) + ".1")
+    os.mkdir(log)		# the path is now a directory: open fails
+    os.kill(srv.pid, signal.SIGHUP)
+    wait_for_text(str(log) + ".1", "cannot reopen logfile %s" % log)
+    with srv.conn() as c:
+        assert c.cmd("version").startswith(b"VERSION ")
+
+
+@pytest.mark.skipif(not shutil.which("logrotate"),
+                    reason="logrotate is not installed")
+def test_logrotate_file(start_server, tmp_path):
+    """The shipped file, pointed at a test logfile and at this daemon's
+    pid: after a forced rotation the daemon writes to a fresh file."""
+    logdir = tmp_path / "log"
+    logdir.mkdir()
+    log = logdir / "anchorkv.log"
+    srv = start_server(["-v", "--logfile", str(log)])
+    wait_for_text(log, "starting")
+    text = read(LOGROTATE)
+    assert "/var/log/anchorkv/anchorkv.log {" in text
+    text = text.replace("/var/log/anchorkv/anchorkv.log", str(log))
+    text, n = re.subn(r"(?m)^(\s*)systemctl kill .*$",
+                      r"\1kill -HUP %d" % srv.pid, text)
+    assert n == 1
+    conf = tmp_path / "logrotate.conf"
+    conf.write_text(text)
+    subprocess.run(["logrotate", "-f", "-s", str(tmp_path / "state"),
+                    str(conf)], check=True, capture_output=True, timeout=60)
+    wait_for_text(log, "reopened")
+    with srv.conn() as c:
+        c.cmd("version")
+    wait_for_text(log, "new connection")
+    assert os.path.exists(str(log) + ".1")	# delaycompress: not yet .gz
+    assert "reopened" not in read(str(log) + ".1")
+
+
+# --- make install, the unit, the man pages -----------------------------------
+
+def make(*args):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    # the flags make test builds with: nothing is rebuilt
+    return subprocess.run(["make", "--no-print-directory", "-C",
+                           conftest.ROOT, "WERROR=-Werror"] + list(args),
+                          capture_output=True, timeout=600, env=env,
+                          check=True).stdout.decode()
+
+
+INSTALLED = [
+    "usr/local/bin/anchorkv", "usr/local/bin/anchorkv-cli",
+    "usr/local/etc/anchorkv/anchorkv.conf",
+    "usr/local/share/man/man1/anchorkv.1",
+    "usr/local/share/man/man1/anchorkv-cli.1",
+    "usr/local/lib/systemd/system/anchorkv.service",
+    "etc/logrotate.d/anchorkv",
+]
+
+
+def files_under(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root)
+                  for d, _, fs in os.walk(root) for f in fs)
+
+
+def test_install_and_uninstall_honour_destdir(tmp_path):
+    root = tmp_path / "root"
+    make("install", "DESTDIR=%s" % root)
+    assert files_under(root) == sorted(INSTALLED)
+    assert os.access(root / INSTALLED[0], os.X_OK)
+    unit = read(root / "usr/local/lib/systemd/system/anchorkv.service")
+    assert "ExecStart=/usr/local/bin/anchorkv -f " \
+        "/usr/local/etc/anchorkv/anchorkv.conf\n" in unit
+    assert "@" not in unit.split("[Unit]")[1]
+    # max_connections 1024 + 2 per thread (4) + 64, as the daemon asks
+    assert "LimitNOFILE=1096\n" in unit
+    # an edited config survives a new install and the uninstall
+    conf = root / "usr/local/etc/anchorkv/anchorkv.conf"
+    with open(conf, "a") as f:
+        f.write("threads 2\n")
+    out = make("install", "DESTDIR=%s" % root)
+    assert "keeping" in out and read(conf).endswith("threads 2\n")
+    out = make("uninstall", "DESTDIR=%s" % root)
+    assert "changed since installed" in out
+    assert files_under(root) == ["usr/local/etc/anchorkv/anchorkv.conf"]
+    os.remove(conf)
+    make("install", "DESTDIR=%s" % root)
+    make("uninstall", "DESTDIR=%s" % root)
+    assert files_under(root) == []
+
+
+def test_installed_daemon_unit_and_man_pages(tmp_path):
+    """Installed under a PREFIX of its own: the daemon runs with the
+    installed config, the cli talks to it, man finds both pages, and
+    systemd-analyze verify passes on the unit."""
+    prefix = tmp_path / "p"
+    make("install", "PREFIX=%s" % prefix,
+         "LOGROTATEDIR=%s" % (prefix / "logrotate.d"))
+    port = conftest.free_port()
+    d = subprocess.Popen([str(prefix / "bin/anchorkv"), "-f",
+                          str(prefix / "etc/anchorkv/anchorkv.conf"),
+                          "-p", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            r = subprocess.run([str(prefix / "bin/anchorkv-cli"), "-p",
+                                str(port), "version"], capture_output=True)
+            if r.returncode == 0:
+                break
+            assert time.monotonic() < deadline, r.stderr
+            time.sleep(0.05)
+        assert r.stdout.startswith(b"VERSION 1.6.18-anchorkv-")
+    finally:
+        d.terminate()
+        assert d.wait(10) == 0
+    env = dict(os.environ, MANPATH=str(prefix / "share/man"))
+    for page in ("anchorkv", "anchorkv-cli"):
+        r = subprocess.run(["man", "-w", page], env=env,
+                           capture_output=True, check=True)
+        assert r.stdout.decode().strip() == \
+            str(prefix / ("share/man/man1/%s.1" % page))
+        # rendered without a warning from groff
+        r = subprocess.run(["man", "--warnings", "-l", r.stdout.strip()],
+                           env=dict(env, MANWIDTH="80"),
+                           capture_output=True, check=True)
+        assert r.stderr == b"", r.stderr
+    if not shutil.which("systemd-analyze"):
+        pytest.skip("systemd-analyze is not installed")
+    unit = prefix / "lib/systemd/system/anchorkv.service"
+    r = subprocess.run(["systemd-analyze", "verify", str(unit)], env=env,
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
