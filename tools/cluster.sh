@@ -30,7 +30,9 @@ stop() {
 	wait 2>/dev/null || true
 	echo "cluster.sh: stopped"
 }
-trap stop INT TERM EXIT
+# Ctrl-C or SIGTERM: a clean stop of all four, exit 0
+trap 'stop; exit 0' INT TERM
+trap stop EXIT
 
 # "   - 127.0.0.1:11212:1 anchorkv1" -> 127.0.0.1 11212 anchorkv1
 servers=$(sed -n 's/^[[:space:]]*-[[:space:]]*\([0-9.]*\):\([0-9]*\):[0-9]*[[:space:]]*\([^[:space:]#]*\).*/\1 \2 \3/p' "$yml")

@@ -172,3 +172,26 @@ def test_servers_place_and_merge(cluster, tmp_path):
     assert listed == sorted(listed)
     r = cli("--servers", yml, "count", "-", "+", check=False)
     assert r.returncode == 1 and b"%d" % insts[2].port in r.stderr
+
+
+def test_servers_delete_range_and_stats(cluster, tmp_path):
+    insts, port = cluster
+    yml = tmp_path / "nutcracker.yml"
+    keys = [b"dr:%04d" % i for i in range(3000)]
+    script = b"".join(b"set %s 0 0 1 v\n" % k for k in keys)
+    assert cli("--servers", yml, stdin=script).stdout == \
+        b"STORED\r\n" * len(keys)
+    assert all(items(s) > 0 for s in insts)
+    assert cli("--servers", yml, "delete_range", "[dr:1000",
+               "(dr:2000").stdout == b"DELETED 1000\r\n"
+    assert cli("--servers", yml, "count", "-", "+").stdout == \
+        b"COUNT 2000\r\n"
+    out = cli("--servers", yml, "keys", "[dr:0998", "+", 4).stdout
+    assert out == b"KEY dr:0998\r\nKEY dr:0999\r\nKEY dr:2000\r\n" \
+        b"KEY dr:2001\r\nEND\r\n"
+    # a command without a key: each server's reply under its address
+    out = cli("--servers", yml, "--no-raw", "version").stdout.decode()
+    for s in insts:
+        assert "# 127.0.0.1:%d\nVERSION " % s.port in out
+    out = cli("--servers", yml, "--stat", "-i", "0.2", "-r", "1").stdout
+    assert out.decode().splitlines()[1].split()[0] == "2000"

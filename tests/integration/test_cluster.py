@@ -10,6 +10,7 @@ README.md and PROTOCOL.md document: it closes the connection.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 
@@ -256,3 +257,50 @@ def test_readme_merge_snippet(cluster, tmp_path):
     strs = sorted(k for k in keys if k not in ints)
     want = ["%s %s" % (k.decode(), k.decode()) for k in ints + strs]
     assert lines == want
+
+
+def test_make_cluster_script(tmp_path):
+    """tools/cluster.sh (make cluster): the instances and the proxy come
+    up from the pool file, serve, and all stop on SIGTERM or Ctrl-C."""
+    if not os.path.exists(NUTCRACKER):
+        pytest.skip("nutcracker is not installed")
+    ports = [conftest.free_port() for _ in range(3)]
+    proxy_port = conftest.free_port()
+    yml = tmp_path / "nutcracker.yml"
+    with open(YML) as f:
+        yml.write_text(pool_yml(f.read(), proxy_port, ports))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        log = open(tmp_path / "cluster.log", "wb")
+        proc = subprocess.Popen(["sh", os.path.join(conftest.ROOT,
+                                                    "tools/cluster.sh"),
+                                 str(yml)], stdout=log, stderr=log,
+                                cwd=conftest.ROOT)
+        log.close()
+        try:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    c = mc.Conn("127.0.0.1", proxy_port, 5)
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, \
+                        (tmp_path / "cluster.log").read_text()
+                    time.sleep(0.05)
+            with c:
+                keys = [b"mc:%d" % i for i in range(300)]
+                assert set(set_many(c, keys)) == {b"STORED"}
+                assert get_many(c, keys) == [b"v"] * 300
+        finally:
+            proc.send_signal(sig)
+            assert proc.wait(15) == 0
+        # every instance and the proxy are gone: their ports are free
+        for port in ports + [proxy_port]:
+            deadline = time.monotonic() + 5
+            while True:
+                try:
+                    mc.Conn("127.0.0.1", port, 1).close()
+                except OSError:
+                    break
+                assert time.monotonic() < deadline, "port %d open" % port
+                time.sleep(0.05)
+        assert "stopped" in (tmp_path / "cluster.log").read_text()
