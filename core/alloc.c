@@ -30,6 +30,7 @@ static bool fail_armed;			/* atomic; set by the first arming */
 static long fail_after = -1;		/* atomic; < 0: disarmed */
 static unsigned int fail_one_in;	/* atomic; 0: disarmed */
 static unsigned long fail_count;	/* atomic */
+static unsigned long oom_count;		/* atomic: real failures */
 static uint64_t fail_rng = 0x9e3779b97f4a7c15ULL; /* atomic; xorshift state */
 
 /* Whether to refuse this allocation; the part behind fail_armed. */
@@ -92,6 +93,20 @@ unsigned long ak_alloc_failures(void)
 	return __atomic_load_n(&fail_count, __ATOMIC_RELAXED);
 }
 
+unsigned long ak_alloc_failed(void)
+{
+	return __atomic_load_n(&fail_count, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&oom_count, __ATOMIC_RELAXED);
+}
+
+/* An allocation the allocator refused is counted (stats malloc_fails). */
+static inline void *counted(void *p)
+{
+	if (unlikely(!p))
+		__atomic_fetch_add(&oom_count, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
 #ifdef AK_MALLOC_LIBC
 
 const char *ak_alloc_name(void) { return "libc"; }
@@ -108,14 +123,14 @@ void *ak_malloc(size_t size)
 {
 	if (inject_failure())
 		return NULL;
-	return malloc(size ? size : 1);
+	return counted(malloc(size ? size : 1));
 }
 
 void *ak_realloc(void *ptr, size_t size)
 {
 	if (inject_failure())
 		return NULL;
-	return realloc(ptr, size ? size : 1);
+	return counted(realloc(ptr, size ? size : 1));
 }
 
 void ak_free(void *ptr)
@@ -171,14 +186,14 @@ void *ak_malloc(size_t size)
 {
 	if (inject_failure())
 		return NULL;
-	return malloc(size ? size : 1);
+	return counted(malloc(size ? size : 1));
 }
 
 void *ak_realloc(void *ptr, size_t size)
 {
 	if (inject_failure())
 		return NULL;
-	return realloc(ptr, size ? size : 1);
+	return counted(realloc(ptr, size ? size : 1));
 }
 
 void ak_free(void *ptr)

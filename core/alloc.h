@@ -119,6 +119,14 @@ void ak_alloc_fail_random(unsigned int one_in);
 unsigned long ak_alloc_failures(void);
 
 /**
+ * ak_alloc_failed() - how many allocations failed, injected or real
+ *
+ * Context: any.
+ * Return: the count since start (stats malloc_fails).
+ */
+unsigned long ak_alloc_failed(void);
+
+/**
  * ak_alloc_name() - the allocator this build uses ("jemalloc" or "libc")
  *
  * Context: any.

@@ -171,10 +171,13 @@ unsigned int store_expire_step(struct store *s, unsigned int budget)
 				n = (unsigned int)left;
 			reclaimed += shard_expire_locked(s, sh, n, now, &dead);
 			shard_unlock(sh);
+			__atomic_fetch_add(&s->expire_checked, n,
+					   __ATOMIC_RELAXED);
 			items_release(&dead);
 			left -= n;
 			spent += n;
 		}
 	}
+	__atomic_fetch_add(&s->expire_reclaimed, reclaimed, __ATOMIC_RELAXED);
 	return reclaimed;
 }

@@ -186,6 +186,8 @@ struct store {
 	/* written by every store */
 	size_t mem_used __attribute__((aligned(CACHE_LINE))); /* atomic */
 	unsigned int expire_shard;	/* atomic: next shard to expire */
+	uint64_t expire_checked;	/* atomic: items the expiry hand looked at */
+	uint64_t expire_reclaimed;	/* atomic: and reclaimed */
 	unsigned int evict_shard;	/* atomic: next shard to evict from */
 } __attribute__((aligned(CACHE_LINE)));
 

@@ -96,6 +96,8 @@ struct store_stats {
 	uint64_t evicted_unfetched;	/* of which never read */
 	uint64_t expired_unfetched;	/* expired items reclaimed never read */
 	uint64_t reclaimed;		/* expired/flushed items reclaimed */
+	uint64_t expire_checked;	/* items the expiry hand looked at, and */
+	uint64_t expire_reclaimed;	/* reclaimed (since the start) */
 	uint64_t hash_buckets;		/* buckets over all shards */
 	uint64_t radix_nodes;		/* radix nodes over all shards */
 	uint64_t rehashing;		/* shards growing their table now */

@@ -47,6 +47,8 @@ void store_stats(struct store *s, struct store_stats *st)
 	}
 	st->limit_maxbytes = READ_ONCE(s->cfg.mem_limit);
 	st->nshards = s->cfg.nshards;
+	st->expire_checked = READ_ONCE(s->expire_checked);
+	st->expire_reclaimed = READ_ONCE(s->expire_reclaimed);
 	pthread_mutex_lock(&s->split_lock);	/* the map stays */
 	st->partitions = s->map->n;
 	st->partition_splits = s->splits;

@@ -56,6 +56,8 @@ struct proto_stats {
 	uint64_t cmd_set;		/* storage commands (set/add/replace/append/prepend/cas) */
 	uint64_t cmd_flush;
 	uint64_t cmd_touch;
+	uint64_t cmd_meta;		/* me requests with a valid key (as
+					 * memcached 1.6 counts cmd_meta) */
 	uint64_t get_hits;
 	uint64_t get_misses;
 	uint64_t get_expired;

@@ -51,6 +51,7 @@ void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
 		return;
 	}
+	pc->ctx->stats.cmd_meta++;
 	store_lookup(s, &req, &res);
 	if (res.why != STORE_HIT) {
 		proto_out(pc, STR_AND_LEN("EN\r\n"));

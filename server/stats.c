@@ -41,10 +41,10 @@
 #include "counters.h"
 #include "conn.h"
 #include "listener.h"
+#include "prefix_stats.h"
 #include "reply.h"
 #include "server.h"
 #include "settings.h"
-#include "prefix_stats.h"
 #include "store.h"
 #include "worker.h"
 
@@ -124,6 +124,23 @@ static void stats_reset(struct server *srv)
 	pthread_mutex_unlock(&srv->stats_lock);
 }
 
+static void stat_u64(struct reply *out, const char *name, uint64_t v);
+
+/* "STAT <name> 0" for each space-separated name of @names. */
+static void stat_zeros(struct reply *out, const char *names)
+{
+	const char *p = names;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+
+		reply_addf(out, "STAT %.*s 0\r\n", (int)n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+}
+
 static void stat_u64(struct reply *out, const char *name, uint64_t v)
 {
 	reply_addf(out, "STAT %s %" PRIu64 "\r\n", name, v);
@@ -194,10 +211,18 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_u64(out, "total_connections", stats_read(total_conns));
 	stat_u64(out, "rejected_connections", stats_read(rejected_conns));
 	stat_u64(out, "connection_structures", stats_read(curr_conns));
+	/* memcached's response and read-buffer pools: none here (each
+	 * connection has its own buffers); tools print the fields */
+	stat_zeros(out, "response_obj_oom response_obj_count "
+		   "response_obj_bytes read_buf_count read_buf_bytes "
+		   "read_buf_bytes_free read_buf_oom");
+	/* descriptors held back over max_connections, as at start */
+	stat_u64(out, "reserved_fds", 2u * settings.threads + 64);
 	stat_u64(out, "cmd_get", t.p.cmd_get);
 	stat_u64(out, "cmd_set", t.p.cmd_set);
 	stat_u64(out, "cmd_flush", t.p.cmd_flush);
 	stat_u64(out, "cmd_touch", t.p.cmd_touch);
+	stat_u64(out, "cmd_meta", t.p.cmd_meta);
 	stat_u64(out, "get_hits", t.p.get_hits);
 	stat_u64(out, "get_misses", t.p.get_misses);
 	stat_u64(out, "get_expired", t.p.get_expired);
@@ -229,13 +254,36 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_u64(out, "hash_power_level", log2_u64(st.hash_buckets));
 	stat_u64(out, "hash_bytes", st.hash_buckets * sizeof(void *));
 	stat_u64(out, "hash_is_expanding", st.rehashing ? 1 : 0);
+	/* memcached's slab mover, LRU maintainer and crawler thread, log
+	 * watchers and NAPI: anchorkv has none of them */
+	stat_zeros(out, "slab_reassign_rescues slab_reassign_chunk_rescues "
+		   "slab_reassign_evictions_nomem slab_reassign_inline_reclaim "
+		   "slab_reassign_busy_items slab_reassign_busy_deletes "
+		   "slab_reassign_running slabs_moved lru_crawler_running "
+		   "lru_crawler_starts lru_maintainer_juggles");
+	stat_u64(out, "malloc_fails", ak_alloc_failed());
+	stat_zeros(out, "log_worker_dropped log_worker_written "
+		   "log_watcher_skipped log_watcher_sent log_watchers "
+		   "unexpected_napi_ids round_robin_fallback");
 	stat_u64(out, "bytes", st.bytes);
 	stat_u64(out, "curr_items", st.curr_items);
 	stat_u64(out, "total_items", st.total_items);
+	stat_zeros(out, "slab_global_page_pool");
 	stat_u64(out, "expired_unfetched", st.expired_unfetched);
 	stat_u64(out, "evicted_unfetched", st.evicted_unfetched);
+	/* CLOCK never evicts an item read since the hand last passed it */
+	stat_u64(out, "evicted_active", 0);
 	stat_u64(out, "evictions", st.evictions);
 	stat_u64(out, "reclaimed", st.reclaimed);
+	/* the expiry hand is what memcached's crawler is */
+	stat_u64(out, "crawler_reclaimed", st.expire_reclaimed);
+	stat_u64(out, "crawler_items_checked", st.expire_checked);
+	/* no LRU segments to move between; every eviction and reclaim is
+	 * done by the thread that needs the room */
+	stat_zeros(out, "lrutail_reflocked moves_to_cold moves_to_warm "
+		   "moves_within_lru");
+	stat_u64(out, "direct_reclaims", st.evictions + st.reclaimed);
+	stat_zeros(out, "lru_bumps_dropped");
 	stats_own(out, &t, &st);
 }
 

@@ -122,10 +122,34 @@ def files_under(root):
                   for d, _, fs in os.walk(root) for f in fs)
 
 
+def run_installed(bindir, conf):
+    """The installed daemon starts with the installed config (on a free
+    port) and the installed cli talks to it."""
+    port = conftest.free_port()
+    d = subprocess.Popen([str(bindir / "anchorkv"), "-f", str(conf),
+                          "-p", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            r = subprocess.run([str(bindir / "anchorkv-cli"), "-p",
+                                str(port), "version"], capture_output=True)
+            if r.returncode == 0:
+                break
+            assert d.poll() is None, "the installed daemon exited"
+            assert time.monotonic() < deadline, r.stderr
+            time.sleep(0.05)
+        assert r.stdout.startswith(b"VERSION 1.6.18-anchorkv-")
+    finally:
+        d.terminate()
+        assert d.wait(10) == 0
+
+
 def test_install_and_uninstall_honour_destdir(tmp_path):
     root = tmp_path / "root"
     make("install", "DESTDIR=%s" % root)
     assert files_under(root) == sorted(INSTALLED)
+    run_installed(root / "usr/local/bin",
+                  root / "usr/local/etc/anchorkv/anchorkv.conf")
     assert os.access(root / INSTALLED[0], os.X_OK)
     unit = read(root / "usr/local/lib/systemd/system/anchorkv.service")
     assert "ExecStart=/usr/local/bin/anchorkv -f " \
@@ -155,23 +179,7 @@ def test_installed_daemon_unit_and_man_pages(tmp_path):
     prefix = tmp_path / "p"
     make("install", "PREFIX=%s" % prefix,
          "LOGROTATEDIR=%s" % (prefix / "logrotate.d"))
-    port = conftest.free_port()
-    d = subprocess.Popen([str(prefix / "bin/anchorkv"), "-f",
-                          str(prefix / "etc/anchorkv/anchorkv.conf"),
-                          "-p", str(port)], stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            r = subprocess.run([str(prefix / "bin/anchorkv-cli"), "-p",
-                                str(port), "version"], capture_output=True)
-            if r.returncode == 0:
-                break
-            assert time.monotonic() < deadline, r.stderr
-            time.sleep(0.05)
-        assert r.stdout.startswith(b"VERSION 1.6.18-anchorkv-")
-    finally:
-        d.terminate()
-        assert d.wait(10) == 0
+    run_installed(prefix / "bin", prefix / "etc/anchorkv/anchorkv.conf")
     env = dict(os.environ, MANPATH=str(prefix / "share/man"))
     for page in ("anchorkv", "anchorkv-cli"):
         r = subprocess.run(["man", "-w", page], env=env,
@@ -189,3 +197,70 @@ def test_installed_daemon_unit_and_man_pages(tmp_path):
     r = subprocess.run(["systemd-analyze", "verify", str(unit)], env=env,
                        capture_output=True, timeout=60)
     assert r.returncode == 0 and r.stderr == b"", r.stderr
+
+
+# --- stats as memcached's tools read them -------------------------------------
+
+def memcstat_fields(port):
+    r = subprocess.run(["memcstat", "--servers=127.0.0.1:%d" % port],
+                       capture_output=True, timeout=30, check=True)
+    fields = []
+    for line in r.stdout.decode().splitlines():
+        m = re.match(r"^\s+(\S+): ", line)
+        if m:
+            fields.append(m.group(1))
+    return fields
+
+
+@pytest.mark.skipif(not shutil.which("memcstat"),
+                    reason="memcstat is not installed")
+def test_memcstat_prints_every_memcached_field(start_server, tmp_path):
+    """memcstat (libmemcached-tools) prints for anchorkv every field it
+    prints for memcached 1.6.18, in the same order (anchorkv's own follow
+    them)."""
+    from test_classic_diff import Memcached, MEMCACHED
+    if not os.path.exists(MEMCACHED) and not shutil.which("memcached"):
+        pytest.skip("memcached is not installed")
+    srv = start_server()
+    ref = Memcached([], str(tmp_path)).start()
+    try:
+        want = memcstat_fields(ref.port)
+        got = memcstat_fields(srv.port)
+    finally:
+        ref.stop(check=False)
+    assert len(want) > 80
+    assert [f for f in got if f in want] == want, \
+        sorted(set(want) - set(got))
+
+
+def man_text(page):
+    """A man page's source with roff's escaped hyphens plain."""
+    return read(os.path.join(conftest.ROOT, "docs/man", page)).replace(
+        "\\-", "-")
+
+
+def help_words(binary):
+    out = subprocess.run([os.path.join(conftest.ROOT, binary), "--help"],
+                         capture_output=True, timeout=10).stdout.decode()
+    flags = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", out))
+    # a directive is named in brackets on an option's lines
+    options = "\n".join(x for x in out.splitlines() if x.startswith("  "))
+    directives = {d.split()[0] for d in
+                  re.findall(r"\[([a-z_]+(?: \w+)?)\]", options)}
+    return flags, directives
+
+
+def test_man_pages_cover_every_flag_and_directive():
+    flags, directives = help_words("build/anchorkv")
+    text = man_text("anchorkv.1")
+    assert len(flags) > 40 and len(directives) > 20
+    missing = sorted(f for f in flags if f not in text)
+    assert not missing, missing
+    missing = sorted(d for d in directives if "[%s" % d not in text)
+    assert not missing, missing
+    for sig in ("SIGTERM", "SIGINT", "SIGHUP"):
+        assert sig in text
+    flags, _ = help_words("build/anchorkv-cli")
+    text = man_text("anchorkv-cli.1")
+    missing = sorted(f for f in flags if f not in text)
+    assert not missing, missing
