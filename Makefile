@@ -14,7 +14,7 @@
 #   make clean
 
 CC      ?= cc
-PKGS    := libevent libsodium
+PKGS    := libevent libsodium libxxhash
 # A plain make honours the user's CFLAGS, CPPFLAGS and LDFLAGS and does not
 # turn warnings into errors (a newer compiler's new warning must not break a
 # user's build); make test, unit, integration and CI build with WERROR.
@@ -49,7 +49,7 @@ REL_SRV_OBJS  := $(SERVER_SRCS:%.c=build/rel/%.o)
 ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
 UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
-BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev libedit-dev libssl-dev pkg-config gcc make
+BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev libedit-dev libssl-dev libxxhash-dev pkg-config gcc make
 TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached nutcracker logrotate man-db systemd
 BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
 FUZZ_DEPS  := clang libclang-rt-14-dev
@@ -141,6 +141,7 @@ UNIT_DEPS_test_conf       := server/conf.c server/settings.c server/cmdline.c \
                              core/alloc.c
 UNIT_DEPS_test_auth       := server/auth.c core/alloc.c
 UNIT_DEPS_test_base64     := protocol/base64.c
+UNIT_DEPS_test_snapshot   := server/snapshot.c $(CORE_SRCS)
 
 .SECONDARY:
 .SECONDEXPANSION:

@@ -611,6 +611,15 @@ int store_set_mem_limit(struct store *s, size_t limit);
 size_t store_mem_limit(const struct store *s);
 
 /**
+ * store_cas_floor() - hand out only cas values above @cas from now on
+ * @s:   the store
+ * @cas: the largest cas in use (items loaded with their own, E)
+ *
+ * Context: takes and releases each shard lock in turn.
+ */
+void store_cas_floor(struct store *s, uint64_t cas);
+
+/**
  * store_memory_used() - bytes charged against the memory limit now
  * @s: the store
  *

@@ -219,3 +219,19 @@ void store_destroy(struct store *s)
 	pthread_mutex_destroy(&s->flush_lock);
 	ak_free(s->mem);
 }
+
+void store_cas_floor(struct store *s, uint64_t cas)
+{
+	/* a cas is seq << shard_bits | shard: above @cas in every shard */
+	uint64_t seq = (cas >> s->shard_bits) + 1;
+	unsigned int i;
+
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+
+		shard_lock(sh);
+		if (sh->cas_seq < seq)
+			__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
+		shard_unlock(sh);
+	}
+}
