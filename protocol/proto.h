@@ -114,8 +114,11 @@ struct proto_hooks {
 	 * sub-command is unknown (then the engine answers "ERROR\r\n").
 	 */
 	bool (*stats)(void *arg, const char *args, size_t len, struct reply *out);
-	/* shutdown: begin a graceful shutdown (only called when enabled). */
-	void (*shutdown)(void *arg);
+	/*
+	 * shutdown: stop the server (only called when enabled); @graceful:
+	 * "shutdown graceful", which also writes the snapshot (-e).
+	 */
+	void (*shutdown)(void *arg, bool graceful);
 	/*
 	 * auth: whether this user and password may use the connection (only
 	 * called when auth_enabled). The bytes are not NUL terminated.

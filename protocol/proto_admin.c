@@ -111,7 +111,7 @@ void proto_shutdown(struct proto_conn *pc, const struct parse_line *l, int arg)
 	}
 	if (l->ntok == 1 || (l->ntok == 2 && TOKEN_IS(&l->tok[1], "graceful"))) {
 		if (ctx->hooks && ctx->hooks->shutdown)
-			ctx->hooks->shutdown(ctx->hook_arg);
+			ctx->hooks->shutdown(ctx->hook_arg, l->ntok == 2);
 		pc->state = PROTO_CLOSED;
 		return;
 	}

@@ -55,7 +55,6 @@ static const struct cmdline_opt {
 	{ "disable-watch",	'W', no_argument },
 	{ "slab-min-size",	'n', required_argument },
 	{ NULL,			'D', required_argument },
-	{ "memory-file",	'e', required_argument },
 	{ "enable-ssl",		'Z', no_argument },
 };
 
@@ -247,9 +246,9 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 			fprintf(stderr, "anchorkv: ignoring memcached option -%c "
 				"(no equivalent)\n", c);
 			continue;
-		case 'S': case 'e': case 'Z':
-			snprintf(err, errlen, "option -%c (SASL, memory file, "
-				 "TLS) is not supported", c);
+		case 'S': case 'Z':
+			snprintf(err, errlen, "option -%c (SASL, TLS) is not "
+				 "supported", c);
 			return -EINVAL;
 		case ':':
 			snprintf(err, errlen, "option %s needs a value",
@@ -334,6 +333,12 @@ void settings_usage(const char *prog)
 "  -Y, --auth-file=<file>       require a user and password from <file>\n"
 "                               (user:password lines) on every connection,\n"
 "                               as memcached's -Y (default: none) [auth_file]\n"
+"  -e, --memory-file=<file>     warm restart: load <file> at start, write it\n"
+"                               at a graceful stop (SIGUSR1, shutdown\n"
+"                               graceful) [snapshot_file]\n"
+"      --snapshot-on-exit=yes|no\n"
+"                               SIGTERM and SIGINT write it too (default:\n"
+"                               no) [snapshot_on_exit]\n"
 "  -D <char>                    key prefix delimiter of stats detail, and\n"
 "                               turn its counting on (default: ':', off)\n"
 "  -v, --verbose                log connections; -vv also commands\n"

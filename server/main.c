@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <event2/event.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@
 #include "prefix_stats.h"
 #include "server.h"
 #include "settings.h"
+#include "snapshot.h"
 #include "stats.h"
 #include "store.h"
 #include "version.h"
@@ -79,13 +81,14 @@ static void load_settings(int argc, char **argv)
 		die("%s", err);
 }
 
-/* "shutdown" (enabled by -A): stop as on SIGTERM, from the main thread. */
-static void server_shutdown_hook(void *arg)
+/* "shutdown" (enabled by -A): stop as on SIGTERM, from the main thread;
+ * "shutdown graceful" as on SIGUSR1 (memcached's warm restart gesture). */
+static void server_shutdown_hook(void *arg, bool graceful)
 {
 	struct worker *w = arg;
 
 	__atomic_store_n(&w->srv->shutdown_cmd, true, __ATOMIC_RELAXED);
-	kill(getpid(), SIGTERM);
+	kill(getpid(), graceful ? SIGUSR1 : SIGTERM);
 }
 
 /* -Y: the first command of a connection gives a user and password. */
@@ -123,10 +126,16 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	srv->stop_signal = (int)sig;
+	/* SIGUSR1: a graceful stop that writes the snapshot; SIGTERM and
+	 * SIGINT write it with snapshot_on_exit */
+	if (sig == SIGUSR1 || settings.snapshot_on_exit)
+		srv->save_on_stop = true;
 	if (__atomic_load_n(&srv->shutdown_cmd, __ATOMIC_RELAXED))
-		server_stop(srv, "shutdown command");
+		server_stop(srv, sig == SIGUSR1 ? "shutdown graceful" :
+			    "shutdown command");
 	else
-		server_stop(srv, sig == SIGINT ? "SIGINT" : "SIGTERM");
+		server_stop(srv, sig == SIGINT ? "SIGINT" :
+			    sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM");
 }
 
 static void on_clock(evutil_socket_t fd, short what, void *arg)
@@ -303,16 +312,118 @@ static struct store *create_store(void)
 	return store_create(&cfg);
 }
 
+struct load_progress {
+	int64_t started_us, last_us;
+};
+
+/* A line a second while a large snapshot loads. */
+static void load_progress(void *arg, uint64_t items, uint64_t bytes)
+{
+	struct load_progress *p = arg;
+	int64_t now = server_now_us();
+
+	if (now - p->last_us < 1000000)
+		return;
+	p->last_us = now;
+	log_info("loading snapshot %s: %" PRIu64 " items, %.0f MB/s",
+		 settings.snapshot_file, items,
+		 (double)bytes / (double)(now - p->started_us));
+}
+
+/*
+ * -e: the snapshot is loaded before any connection is accepted. A file
+ * that is refused is kept as FILE.bad, and the start is a clean, empty
+ * one: nothing of it is served.
+ */
+static void load_snapshot(struct server *srv)
+{
+	struct load_progress prog = { server_now_us(), server_now_us() };
+	struct snapshot_opts o = {
+		.item_size_max = settings.proto.item_size_max,
+		.unix_now = time(NULL),
+		.progress = load_progress,
+		.arg = &prog,
+	};
+	const char *path = settings.snapshot_file;
+	struct snapshot_stats st;
+	char bad[SETTINGS_PATH_MAX + 8];
+	double secs;
+	int rc;
+
+	if (!path[0])
+		return;
+	snprintf(bad, sizeof(bad), "%s.tmp", path);
+	if (!unlink(bad))
+		log_warn("snapshot %s: removed %s, left by a save that did not "
+			 "finish", path, bad);
+	rc = snapshot_load(srv->store, path, &o, &st);
+	secs = (double)(server_now_us() - prog.started_us) / 1e6;
+	if (rc == -ENOENT) {
+		log_info("snapshot %s: no file, starting empty", path);
+		return;
+	}
+	if (rc) {
+		snprintf(bad, sizeof(bad), "%s.bad", path);
+		if (rename(path, bad))
+			log_error("snapshot %s: cannot rename it to %s: %s",
+				  path, bad, strerror(errno));
+		log_error("snapshot %s refused: %s; starting empty, the file "
+			  "is kept as %s", path, st.why, bad);
+		store_destroy(srv->store);
+		srv->store = create_store();
+		if (!srv->store)
+			die("cannot create the store again");
+		store_set_time(srv->store, time(NULL));
+		return;
+	}
+	log_info("snapshot %s loaded: %" PRIu64 " items (%" PRIu64
+		 " expired left out), %.1f MB in %.2f s, %.0f MB/s%s", path,
+		 st.items, st.expired, (double)st.bytes / 1e6, secs,
+		 secs > 0 ? (double)st.bytes / 1e6 / secs : 0.0,
+		 st.full ? "; stopped at memory_limit: the rest is left out" :
+			   "");
+}
+
+/* At a graceful stop: every live item to the snapshot file. */
+static int save_snapshot(struct server *srv)
+{
+	struct snapshot_opts o = {
+		.item_size_max = settings.proto.item_size_max,
+		.unix_now = time(NULL),
+	};
+	const char *path = settings.snapshot_file;
+	int64_t start = server_now_us();
+	struct snapshot_stats st;
+	double secs;
+
+	if (!path[0]) {
+		log_info("no snapshot_file (-e): nothing written");
+		return 0;
+	}
+	store_set_time(srv->store, time(NULL));
+	if (snapshot_save(srv->store, path, &o, &st)) {
+		log_error("snapshot %s not written: %s; the previous one, if "
+			  "any, is as it was", path, st.why);
+		return -1;
+	}
+	secs = (double)(server_now_us() - start) / 1e6;
+	log_info("snapshot %s written: %" PRIu64 " items, %.1f MB in %.2f s",
+		 path, st.items, (double)st.bytes / 1e6, secs);
+	return 0;
+}
+
 static void setup_events(struct server *srv)
 {
 	struct timeval one_sec = { 1, 0 };
 
 	srv->sigterm = evsignal_new(srv->base, SIGTERM, on_signal, srv);
 	srv->sigint = evsignal_new(srv->base, SIGINT, on_signal, srv);
+	srv->sigusr1 = evsignal_new(srv->base, SIGUSR1, on_signal, srv);
 	srv->sighup = evsignal_new(srv->base, SIGHUP, on_sighup, srv);
 	srv->clock = event_new(srv->base, -1, EV_PERSIST, on_clock, srv);
-	if (!srv->sigterm || !srv->sigint || !srv->sighup || !srv->clock ||
-	    evsignal_add(srv->sigterm, NULL) || evsignal_add(srv->sigint, NULL) ||
+	if (!srv->sigterm || !srv->sigint || !srv->sigusr1 || !srv->sighup ||
+	    !srv->clock || evsignal_add(srv->sigterm, NULL) ||
+	    evsignal_add(srv->sigint, NULL) || evsignal_add(srv->sigusr1, NULL) ||
 	    evsignal_add(srv->sighup, NULL) || evtimer_add(srv->clock, &one_sec))
 		die("cannot set up the main event loop");
 	if (listener_start(srv))
@@ -325,6 +436,8 @@ static void free_events(struct server *srv)
 		event_free(srv->sigterm);
 	if (srv->sigint)
 		event_free(srv->sigint);
+	if (srv->sigusr1)
+		event_free(srv->sigusr1);
 	if (srv->sighup)
 		event_free(srv->sighup);
 	if (srv->clock)
@@ -336,7 +449,7 @@ int main(int argc, char **argv)
 	struct server srv = { 0 };
 	char err[1024];
 	sigset_t held;
-	int ret;
+	int ret, status = 0;
 
 	/* libevent allocates through our allocator too */
 	event_set_mem_functions(ak_malloc, ak_realloc, ak_free);
@@ -350,6 +463,7 @@ int main(int argc, char **argv)
 	sigemptyset(&held);
 	sigaddset(&held, SIGTERM);
 	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGUSR1);
 	sigaddset(&held, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &held, NULL);
 
@@ -387,6 +501,7 @@ int main(int argc, char **argv)
 	if (!settings.proto.prefixes)
 		die("cannot create the stats detail table");
 	prefix_stats_enable(settings.proto.prefixes, settings.detail_enabled);
+	load_snapshot(&srv);
 
 	srv.base = event_base_new();
 	if (!srv.base)
@@ -406,6 +521,8 @@ int main(int argc, char **argv)
 	/* stopping: the listeners are closed, the workers drain */
 	listener_close_all(&srv);
 	worker_stop_all(&srv);
+	if (srv.save_on_stop && save_snapshot(&srv))
+		status = SETTINGS_EXIT_FAILURE;
 	listener_free_all(&srv);
 	free_events(&srv);
 	event_base_free(srv.base);
@@ -418,5 +535,5 @@ int main(int argc, char **argv)
 		log_warn("cannot remove pidfile %s: %s", settings.pidfile,
 			 strerror(errno));
 	log_info("anchorkv stopped");
-	return 0;
+	return status;
 }

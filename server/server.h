@@ -49,6 +49,7 @@ struct server {
 
 	struct event *sigterm;
 	struct event *sigint;
+	struct event *sigusr1;
 	struct event *sighup;		/* reloads the auth file */
 	struct event *clock;		/* one-second tick */
 	time_t started;			/* process start, unix time */
@@ -57,6 +58,7 @@ struct server {
 	bool stopping;			/* main thread */
 	int stop_signal;		/* main thread: what stopped us */
 	bool shutdown_cmd;		/* atomic: "shutdown" was received */
+	bool save_on_stop;		/* main thread: write the snapshot */
 };
 
 #endif /* ANCHORKV_SERVER_H */

@@ -393,6 +393,16 @@ static int set_logfile(struct settings *s, const char *v)
 	return parse_string(v, s->logfile, sizeof(s->logfile));
 }
 
+static int set_snapshot_file(struct settings *s, const char *v)
+{
+	return parse_string(v, s->snapshot_file, sizeof(s->snapshot_file));
+}
+
+static int set_snapshot_on_exit(struct settings *s, const char *v)
+{
+	return parse_bool(v, &s->snapshot_on_exit);
+}
+
 /* The file itself is read at start-up (server/auth.c), not here. */
 static int set_auth_file(struct settings *s, const char *v)
 {
@@ -445,6 +455,10 @@ const struct setting_desc setting_table[] = {
 	  "a path of at most 1023 bytes" },
 	{ "auth_file", 'Y', "auth-file", NULL, set_auth_file,
 	  "the path of a file of user:password lines" },
+	{ "snapshot_file", 'e', "memory-file", NULL, set_snapshot_file,
+	  "a path of at most 1023 bytes" },
+	{ "snapshot_on_exit", OPT_SNAPSHOT_ON_EXIT, "snapshot-on-exit", NULL,
+	  set_snapshot_on_exit, "yes or no" },
 };
 
 _Static_assert(ARRAY_SIZE(setting_table) == SETTINGS_NR,

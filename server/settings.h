@@ -67,6 +67,11 @@ struct settings {
 	char pidfile[SETTINGS_PATH_MAX];	/* -P */
 	char user[SETTINGS_USER_MAX];		/* -u */
 	char logfile[SETTINGS_PATH_MAX];	/* "" : stderr */
+	/* warm restart (-e, snapshot_file): loaded at start, written at a
+	 * graceful stop (SIGUSR1, shutdown graceful), and at SIGTERM too
+	 * with snapshot_on_exit */
+	char snapshot_file[SETTINGS_PATH_MAX];	/* "": none */
+	bool snapshot_on_exit;
 	char config_file[SETTINGS_PATH_MAX];	/* -f, for stats settings */
 
 	/* security */

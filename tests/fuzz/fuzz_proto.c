@@ -93,9 +93,10 @@ static bool fuzz_stats(void *arg, const char *args, size_t len,
 	return true;
 }
 
-static void fuzz_shutdown(void *arg)
+static void fuzz_shutdown(void *arg, bool graceful)
 {
 	(void)arg;
+	(void)graceful;
 }
 
 static bool fuzz_auth(void *arg, const char *user, size_t ulen,

@@ -405,7 +405,14 @@ static void test_long_options(void)
 	CHECK(run_args(&s, &act, "-D", "ab", NULL) == -EINVAL);
 	CHECK(run_args(&s, &act, "-k", NULL) == 0 && !s.detail_enabled);
 	CHECK(run_args(&s, &act, "-S", NULL) == -EINVAL);
-	CHECK(run_args(&s, &act, "-e", "/tmp/x", NULL) == -EINVAL);
+	/* -e, memcached's memory file, is the snapshot file */
+	CHECK(run_args(&s, &act, "-e", "/tmp/x", NULL) == 0 &&
+	      !strcmp(s.snapshot_file, "/tmp/x") && !s.snapshot_on_exit);
+	CHECK(run_args(&s, &act, "--memory-file", "/tmp/y",
+		       "--snapshot-on-exit", "yes", NULL) == 0 &&
+	      !strcmp(s.snapshot_file, "/tmp/y") && s.snapshot_on_exit);
+	CHECK(run_args(&s, &act, "--snapshot-on-exit", "maybe", NULL) ==
+	      -EINVAL);
 	CHECK(run_args(&s, &act, "-Z", NULL) == -EINVAL);
 }
 

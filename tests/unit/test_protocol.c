@@ -110,6 +110,7 @@ struct harness {
 	bool closed;
 	/* stub hooks */
 	unsigned int shutdowns;
+	unsigned int graceful;		/* of them, "shutdown graceful" */
 	unsigned int stats_calls;
 	char stats_args[64];
 };
@@ -127,11 +128,12 @@ static bool stub_stats(void *arg, const char *args, size_t len,
 	return true;
 }
 
-static void stub_shutdown(void *arg)
+static void stub_shutdown(void *arg, bool graceful)
 {
 	struct harness *h = arg;
 
 	h->shutdowns++;
+	h->graceful += graceful;
 }
 
 static const struct proto_hooks stub_hooks = {
@@ -1673,13 +1675,13 @@ static void test_own_answers(void)
 	from = h.out.len;
 	h_feeds(&h, "shutdown now\r\nshutdown graceful\r\nversion\r\n");
 	CHECK_OUT(&h, from, "CLIENT_ERROR invalid shutdown mode\r\n");
-	CHECK(h.shutdowns == 1 && h.closed);
+	CHECK(h.shutdowns == 1 && h.graceful == 1 && h.closed);
 	h_fini(&h);
 
 	h_init(&h, ITEM_MAX_MC);
 	h.set.shutdown_enabled = true;
 	h_feeds(&h, "shutdown\r\nversion\r\n");
-	CHECK(h.shutdowns == 1 && h.closed && h.out.len == 0);
+	CHECK(h.shutdowns == 1 && !h.graceful && h.closed && h.out.len == 0);
 	h_fini(&h);
 
 	/* noreply everywhere it is taken */

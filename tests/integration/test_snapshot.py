@@ -1,0 +1,227 @@
+"""Warm restart (-e FILE): the snapshot written at a graceful stop and
+loaded at the next start; refused when damaged (a clean start, the reason
+logged, the file kept as FILE.bad); a kill -9 during a save leaving the
+previous snapshot as it was.
+"""
+import base64
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+import conftest
+from release import start_release
+
+pytestmark = pytest.mark.anchorkv_only
+
+MIB = 1024 * 1024
+
+
+def stop_with(srv, sig):
+    """Stops @srv with @sig; return its exit status and its log."""
+    srv.proc.send_signal(sig)
+    rc = srv.wait_exit()
+    srv.stopped = True
+    report = srv.new_sanitizer_report()
+    assert not report, report
+    return rc, srv.stderr_text()
+
+
+def values(c, keys):
+    return {k: c.gets(k).get(k.encode() if isinstance(k, str) else k)
+            for k in keys}
+
+
+def fill(c):
+    """Every kind of item; return what gets says of each."""
+    keys = []
+    for i in range(0, 3000, 7):			# integer keys
+        c.store("set", str(i), b"i%d" % i, flags=i)
+        keys.append(str(i))
+    for i in range(500):				# string keys
+        c.store("set", "user:%04d" % i, b"x" * (i % 40), flags=7)
+        keys.append("user:%04d" % i)
+    c.store("set", "crlf", b"a\r\nb\x00c\r\n", flags=1)
+    c.store("set", "big", b"B" * MIB)
+    c.store("set", "big2", bytes(range(256)) * 4096)
+    keys += ["crlf", "big", "big2"]
+    c.send(b"ms meta 5 F9 T0\r\nhello\r\n")		# written by ms
+    assert c.recv_line() == b"HD"
+    keys.append("meta")
+    return keys
+
+
+def test_round_trip_by_sigusr1(start_server, tmp_path):
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap), "-I", "2m"])
+    with srv.conn() as c:
+        keys = fill(c)
+        c.send(b"ms %s 2 b\r\nhi\r\n" % base64.b64encode(b"bin\x01k"))
+        assert c.recv_line() == b"HD"
+        before = values(c, keys)
+        cas_a = before["user:0001"][2]
+    rc, log = stop_with(srv, signal.SIGUSR1)
+    assert rc == 0
+    assert "snapshot %s written: %d items" % (snap, len(keys) + 1) in log
+    assert not os.path.exists(str(snap) + ".tmp")
+
+    srv = start_server(["-e", str(snap), "-I", "2m"])
+    assert "snapshot %s loaded: %d items" % (snap, len(keys) + 1) in \
+        srv.stderr_text()
+    with srv.conn() as c:
+        assert values(c, keys) == before
+        # a cas from before the restart still works, and is spent
+        assert c.store("cas", "user:0001", b"new", cas=cas_a) == b"STORED"
+        assert c.store("cas", "user:0001", b"again", cas=cas_a) == \
+            b"EXISTS"
+        # new cas values are above every loaded one
+        c.store("set", "fresh", b"1")
+        assert c.gets("fresh")[b"fresh"][2] > max(v[2] for v in
+                                                  before.values())
+        c.send(b"mg %s b v k\r\n" % base64.b64encode(b"bin\x01k"))
+        assert c.recv_line() == b"VA 2 k%s b" % \
+            base64.b64encode(b"bin\x01k")
+        assert c.recv_line() == b"hi"
+        assert c.cmd("keys - + 3") == b"KEY 0"
+
+
+def test_ttl_counts_down_across_the_downtime(start_server, tmp_path):
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        c.store("set", "short", b"s", exptime=3)
+        c.store("set", "long", b"l", exptime=100)
+        c.store("set", "gone", b"g", exptime=1)
+    rc, _ = stop_with(srv, signal.SIGUSR1)
+    assert rc == 0
+    time.sleep(2)			# the downtime
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        c.send(b"mg short t v\r\nmg long t\r\nmg gone t\r\n")
+        head = c.recv_line().split()
+        assert head[0] == b"VA" and int(head[2][1:]) <= 1
+        assert c.recv_line() == b"s"
+        assert 96 <= int(c.recv_line().split()[1][1:]) <= 98
+        assert c.recv_line() == b"EN"
+    assert "1 expired left out" in srv.stderr_text()
+
+
+def test_which_stops_write_it(start_server, tmp_path):
+    snap = tmp_path / "snap"
+    # SIGTERM writes nothing
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        c.store("set", "k", b"1")
+    rc, log = stop_with(srv, signal.SIGTERM)
+    assert rc == 0 and not os.path.exists(snap) and "written" not in log
+    # unless snapshot_on_exit
+    srv = start_server(["-e", str(snap), "--snapshot-on-exit", "yes"])
+    with srv.conn() as c:
+        c.store("set", "k", b"2")
+    rc, log = stop_with(srv, signal.SIGTERM)
+    assert rc == 0 and "written: 1 items" in log
+    # shutdown graceful (with -A) writes it, plain shutdown does not
+    srv = start_server(["-e", str(snap), "-A"])
+    with srv.conn() as c:
+        c.store("set", "k", b"3")
+        c.send(b"shutdown graceful\r\n")
+        c.assert_closed()
+    assert srv.wait_exit() == 0
+    srv.check_exit(0)
+    assert "shutdown graceful: stopping" in srv.stderr_text()
+    srv = start_server(["-e", str(snap), "-A"])
+    with srv.conn() as c:
+        assert c.get1("k") == b"3"
+        c.store("set", "k", b"4")
+        c.send(b"shutdown\r\n")
+        c.assert_closed()
+    assert srv.wait_exit() == 0
+    srv.check_exit(0)
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        assert c.get1("k") == b"3"
+
+
+def damaged(data):
+    """Ways to damage a snapshot: (name, bytes)."""
+    out = []
+    for off in (10, 40, 70, 100, len(data) // 2, len(data) - 30):
+        b = bytearray(data)
+        b[off] ^= 0x10
+        out.append(("byte %d flipped" % off, bytes(b)))
+    for cut in (0, 30, 64, 100, len(data) // 3, len(data) - 1):
+        out.append(("cut at %d" % cut, data[:cut]))
+    return out
+
+
+def test_damaged_file_gives_a_clean_start(start_server, tmp_path):
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        for i in range(2000):
+            c.store("set", "d%d" % i, b"v" * 20)
+    assert stop_with(srv, signal.SIGUSR1)[0] == 0
+    good = snap.read_bytes()
+    for name, data in damaged(good):
+        snap.write_bytes(data)
+        srv = start_server(["-e", str(snap)])
+        log = srv.stderr_text()
+        with srv.conn() as c:
+            assert c.stats()["curr_items"] == "0", name
+        srv.stop()
+        assert "snapshot %s refused: " % snap in log, (name, log)
+        assert "the file is kept as %s.bad" % snap in log
+        assert not os.path.exists(snap)
+        bad = tmp_path / "snap.bad"
+        assert bad.read_bytes() == data, name
+        os.remove(bad)
+    # a newer format: refused, saying so
+    data = bytearray(good)
+    data[8] = 9
+    snap.write_bytes(bytes(data))
+    srv = start_server(["-e", str(snap)])
+    srv.stop()
+    assert "refused" in srv.stderr_text()
+    # the good file loads
+    snap.write_bytes(good)
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        assert c.stats()["curr_items"] == "2000"
+
+
+def test_kill_9_during_a_save_keeps_the_previous(tmp_path):
+    """The release daemon with 400 MB to write: killed while FILE.tmp
+    grows, FILE is still the previous snapshot, and it loads."""
+    snap = tmp_path / "snap"
+    srv = start_release(["-e", str(snap), "-m", "1024"], str(tmp_path))
+    with srv.conn() as c:
+        c.store("set", "first", b"1")
+    srv.proc.send_signal(signal.SIGUSR1)
+    assert srv.wait_exit() == 0
+    first = snap.read_bytes()
+    srv = start_release(["-e", str(snap), "-m", "1024"], str(tmp_path))
+    value = b"v" * 4000
+    with srv.conn(timeout=120) as c:
+        for b in range(0, 100000, 5000):
+            c.send(b"".join(b"set k%06d 0 0 %d noreply\r\n%s\r\n" %
+                            (i, len(value), value)
+                            for i in range(b, b + 5000)))
+        assert c.cmd("mn") == b"MN"
+    tmp = str(snap) + ".tmp"
+    srv.proc.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(tmp) or os.path.getsize(tmp) < 4 * MIB:
+        assert time.monotonic() < deadline, "no save under way"
+        time.sleep(0.001)
+    srv.proc.kill()
+    srv.proc.wait()
+    srv.stopped = True
+    assert os.path.exists(tmp)		# killed in the middle of it
+    assert snap.read_bytes() == first
+    srv = start_release(["-e", str(snap)], str(tmp_path))
+    with srv.conn() as c:
+        assert c.get1("first") == b"1"
+        assert c.stats()["curr_items"] == "1"
+    srv.stop()
