@@ -120,6 +120,11 @@ struct proto_hooks {
 	 */
 	void (*shutdown)(void *arg, bool graceful);
 	/*
+	 * snapshot: start writing the snapshot while serving. Return: 0;
+	 * -ENOENT without a snapshot file; -EBUSY when one is being written.
+	 */
+	int (*snapshot)(void *arg);
+	/*
 	 * auth: whether this user and password may use the connection (only
 	 * called when auth_enabled). The bytes are not NUL terminated.
 	 */

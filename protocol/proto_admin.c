@@ -5,6 +5,8 @@
  */
 #include "proto_cmd.h"
 
+#include <errno.h>
+
 #include "alloc.h"
 
 void proto_flush_all(struct proto_conn *pc, const struct parse_line *l,
@@ -83,6 +85,33 @@ void proto_cache_memlimit(struct proto_conn *pc, const struct parse_line *l,
 		return;
 	}
 	proto_reply(pc, STR_AND_LEN("OK\r\n"));
+}
+
+/*
+ * "snapshot": the snapshot file (-e) written while the server goes on
+ * serving (stats last_snapshot_* say how it went).
+ */
+void proto_snapshot(struct proto_conn *pc, const struct parse_line *l,
+		    int arg)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	int rc = -ENOENT;
+
+	(void)l;
+	(void)arg;
+	if (ctx->hooks && ctx->hooks->snapshot)
+		rc = ctx->hooks->snapshot(ctx->hook_arg);
+	if (!rc)
+		proto_out(pc, STR_AND_LEN("OK\r\n"));
+	else if (rc == -EBUSY)
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR a snapshot is already "
+					  "being written\r\n"));
+	else if (rc == -ENOENT)
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR no snapshot file "
+					  "(-e, snapshot_file)\r\n"));
+	else
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR cannot start a "
+					  "snapshot\r\n"));
 }
 
 /* "version": the memcached release whose protocol this is, and ours */

@@ -40,6 +40,7 @@
 #include "listener.h"
 #include "log.h"
 #include "prefix_stats.h"
+#include "saver.h"
 #include "server.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -102,10 +103,19 @@ static bool server_auth_hook(void *arg, const char *user, size_t ulen,
 	return t && auth_check(t, user, ulen, pass, plen);
 }
 
+/* "snapshot": write the snapshot on the saver's thread. */
+static int server_snapshot_hook(void *arg)
+{
+	struct worker *w = arg;
+
+	return saver_start(&w->srv->saver);
+}
+
 /* What the protocol engine calls of the server (arg: the worker). */
 static const struct proto_hooks server_hooks = {
 	.stats = stats_hook,
 	.shutdown = server_shutdown_hook,
+	.snapshot = server_snapshot_hook,
 	.auth = server_auth_hook,
 	.command = conn_command_hook,
 };
@@ -384,32 +394,22 @@ static void load_snapshot(struct server *srv)
 			   "");
 }
 
-/* At a graceful stop: every live item to the snapshot file. */
-static int save_snapshot(struct server *srv)
+/* SIGUSR2: a snapshot written while serving, as the snapshot command. */
+static void on_sigusr2(evutil_socket_t sig, short what, void *arg)
 {
-	struct snapshot_opts o = {
-		.item_size_max = settings.proto.item_size_max,
-		.unix_now = time(NULL),
-	};
-	const char *path = settings.snapshot_file;
-	int64_t start = server_now_us();
-	struct snapshot_stats st;
-	double secs;
+	struct server *srv = arg;
+	int rc;
 
-	if (!path[0]) {
-		log_info("no snapshot_file (-e): nothing written");
-		return 0;
-	}
-	store_set_time(srv->store, time(NULL));
-	if (snapshot_save(srv->store, path, &o, &st)) {
-		log_error("snapshot %s not written: %s; the previous one, if "
-			  "any, is as it was", path, st.why);
-		return -1;
-	}
-	secs = (double)(server_now_us() - start) / 1e6;
-	log_info("snapshot %s written: %" PRIu64 " items, %.1f MB in %.2f s",
-		 path, st.items, (double)st.bytes / 1e6, secs);
-	return 0;
+	(void)sig;
+	(void)what;
+	rc = saver_start(&srv->saver);
+	if (rc == -ENOENT)
+		log_warn("SIGUSR2: no snapshot_file (-e) to write");
+	else if (rc == -EBUSY)
+		log_warn("SIGUSR2: a snapshot is already being written");
+	else if (rc)
+		log_error("SIGUSR2: cannot start a snapshot: %s",
+			  strerror(-rc));
 }
 
 static void setup_events(struct server *srv)
@@ -419,11 +419,13 @@ static void setup_events(struct server *srv)
 	srv->sigterm = evsignal_new(srv->base, SIGTERM, on_signal, srv);
 	srv->sigint = evsignal_new(srv->base, SIGINT, on_signal, srv);
 	srv->sigusr1 = evsignal_new(srv->base, SIGUSR1, on_signal, srv);
+	srv->sigusr2 = evsignal_new(srv->base, SIGUSR2, on_sigusr2, srv);
 	srv->sighup = evsignal_new(srv->base, SIGHUP, on_sighup, srv);
 	srv->clock = event_new(srv->base, -1, EV_PERSIST, on_clock, srv);
-	if (!srv->sigterm || !srv->sigint || !srv->sigusr1 || !srv->sighup ||
-	    !srv->clock || evsignal_add(srv->sigterm, NULL) ||
+	if (!srv->sigterm || !srv->sigint || !srv->sigusr1 || !srv->sigusr2 ||
+	    !srv->sighup || !srv->clock || evsignal_add(srv->sigterm, NULL) ||
 	    evsignal_add(srv->sigint, NULL) || evsignal_add(srv->sigusr1, NULL) ||
+	    evsignal_add(srv->sigusr2, NULL) ||
 	    evsignal_add(srv->sighup, NULL) || evtimer_add(srv->clock, &one_sec))
 		die("cannot set up the main event loop");
 	if (listener_start(srv))
@@ -438,6 +440,8 @@ static void free_events(struct server *srv)
 		event_free(srv->sigint);
 	if (srv->sigusr1)
 		event_free(srv->sigusr1);
+	if (srv->sigusr2)
+		event_free(srv->sigusr2);
 	if (srv->sighup)
 		event_free(srv->sighup);
 	if (srv->clock)
@@ -464,6 +468,7 @@ int main(int argc, char **argv)
 	sigaddset(&held, SIGTERM);
 	sigaddset(&held, SIGINT);
 	sigaddset(&held, SIGUSR1);
+	sigaddset(&held, SIGUSR2);
 	sigaddset(&held, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &held, NULL);
 
@@ -502,6 +507,7 @@ int main(int argc, char **argv)
 		die("cannot create the stats detail table");
 	prefix_stats_enable(settings.proto.prefixes, settings.detail_enabled);
 	load_snapshot(&srv);
+	saver_init(&srv.saver, srv.store);
 
 	srv.base = event_base_new();
 	if (!srv.base)
@@ -521,8 +527,9 @@ int main(int argc, char **argv)
 	/* stopping: the listeners are closed, the workers drain */
 	listener_close_all(&srv);
 	worker_stop_all(&srv);
-	if (srv.save_on_stop && save_snapshot(&srv))
+	if (srv.save_on_stop && saver_save(&srv.saver))
 		status = SETTINGS_EXIT_FAILURE;
+	saver_finish(&srv.saver);
 	listener_free_all(&srv);
 	free_events(&srv);
 	event_base_free(srv.base);

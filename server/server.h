@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "auth.h"
+#include "saver.h"
 
 struct event;
 struct event_base;
@@ -50,6 +51,7 @@ struct server {
 	struct event *sigterm;
 	struct event *sigint;
 	struct event *sigusr1;
+	struct event *sigusr2;
 	struct event *sighup;		/* reloads the auth file */
 	struct event *clock;		/* one-second tick */
 	time_t started;			/* process start, unix time */
@@ -59,6 +61,7 @@ struct server {
 	int stop_signal;		/* main thread: what stopped us */
 	bool shutdown_cmd;		/* atomic: "shutdown" was received */
 	bool save_on_stop;		/* main thread: write the snapshot */
+	struct saver saver;		/* the snapshot, and its stats */
 };
 
 #endif /* ANCHORKV_SERVER_H */

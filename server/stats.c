@@ -43,6 +43,7 @@
 #include "listener.h"
 #include "prefix_stats.h"
 #include "reply.h"
+#include "saver.h"
 #include "server.h"
 #include "settings.h"
 #include "store.h"
@@ -285,6 +286,7 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_u64(out, "direct_reclaims", st.evictions + st.reclaimed);
 	stat_zeros(out, "lru_bumps_dropped");
 	stats_own(out, &t, &st);
+	saver_stats(&srv->saver, out);
 }
 
 static void stats_anchorkv(struct server *srv, struct reply *out)

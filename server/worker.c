@@ -228,6 +228,7 @@ int worker_start_all(struct server *srv)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGUSR2);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (i = 0; i < srv->nworkers; i++) {

@@ -225,3 +225,172 @@ def test_kill_9_during_a_save_keeps_the_previous(tmp_path):
         assert c.get1("first") == b"1"
         assert c.stats()["curr_items"] == "1"
     srv.stop()
+
+
+# --- while serving: the snapshot command, SIGUSR2, stats ---------------------
+
+def parse_snapshot(data):
+    """The items of a snapshot file, read with the format of
+    server/snapshot.h: {key: (flags, value, expiry, cas)}."""
+    import struct
+    assert data[:8] == b"AKVSNAP\0"
+    pos, items = 64, {}
+    while True:
+        typ, length, count, _ = struct.unpack_from("<IIII", data, pos)
+        pos += 24
+        payload = data[pos:pos + length]
+        pos += length
+        if typ == 2:
+            assert pos == len(data)
+            assert struct.unpack_from("<Q", payload)[0] == len(items)
+            return items
+        p = 0
+        for _ in range(count):
+            nkey, _, _, flags, nbytes, expiry, cas = \
+                struct.unpack_from("<BBHIIQQ", payload, p)
+            p += 28
+            key = payload[p:p + nkey]
+            value = payload[p + nkey:p + nkey + nbytes]
+            p += nkey + nbytes
+            items[key] = (flags, value, expiry, cas)
+
+
+def wait_saved(c, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        st = c.stats()
+        if st["snapshot_in_progress"] == "0" and \
+                st["last_snapshot_status"] != "none":
+            return st
+        assert time.monotonic() < deadline, "the snapshot did not end"
+        time.sleep(0.02)
+
+
+def test_snapshot_command_and_sigusr2(start_server, tmp_path):
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        st = c.stats()
+        assert st["last_snapshot_status"] == "none"
+        assert st["snapshot_in_progress"] == "0"
+        for i in range(3000):
+            c.store("set", "s%d" % i, b"v%d" % i, flags=i)
+        assert c.cmd("snapshot") == b"OK"
+        st = wait_saved(c)
+        assert st["last_snapshot_status"] == "ok"
+        assert st["last_snapshot_items"] == "3000"
+        assert int(st["last_snapshot_bytes"]) == os.path.getsize(snap)
+        assert abs(int(st["last_snapshot_time"]) - time.time()) < 10
+        items = parse_snapshot(snap.read_bytes())
+        assert items[b"s7"][:2] == (7, b"v7")
+        # SIGUSR2 writes it again, with what changed since
+        c.store("set", "later", b"x")
+        first = int(st["last_snapshot_time"])
+        os.kill(srv.pid, signal.SIGUSR2)
+        deadline = time.monotonic() + 30
+        while int(c.stats()["last_snapshot_items"]) != 3001:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert int(c.stats()["last_snapshot_time"]) >= first
+        assert b"later" in parse_snapshot(snap.read_bytes())
+        # two at once: the second is told one is under way, or starts
+        # after the first ended
+        c.send(b"snapshot\r\nsnapshot\r\n")
+        assert c.recv_line() == b"OK"
+        assert c.recv_line() in (
+            b"OK", b"SERVER_ERROR a snapshot is already being written")
+        wait_saved(c)
+    srv = start_server()
+    with srv.conn() as c:
+        assert c.cmd("snapshot") == \
+            b"SERVER_ERROR no snapshot file (-e, snapshot_file)"
+
+
+def test_a_full_disk_keeps_the_previous_snapshot(start_server, tmp_path,
+                                                 monkeypatch):
+    """The test build's failure injection: every write fails once 20,000
+    bytes went out, as on a full disk."""
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        c.store("set", "old", b"1")
+    assert stop_with(srv, signal.SIGUSR1)[0] == 0
+    before = snap.read_bytes()
+    monkeypatch.setenv("AKV_SNAPSHOT_FAIL_AFTER", "20000")
+    srv = start_server(["-e", str(snap)])
+    with srv.conn() as c:
+        for i in range(2000):
+            c.store("set", "n%d" % i, b"v" * 30)
+        assert c.cmd("snapshot") == b"OK"
+        st = wait_saved(c)
+        assert st["last_snapshot_status"].startswith("failed: cannot write")
+        assert "No space left on device" in st["last_snapshot_status"]
+        assert snap.read_bytes() == before
+        assert not os.path.exists(str(snap) + ".tmp")
+        assert c.get1("n5") == b"v" * 30	# it serves on
+    rc, log = stop_with(srv, signal.SIGUSR1)
+    assert rc == 1			# the stop's save failed too
+    assert "not written" in log and "No space left on device" in log
+    assert snap.read_bytes() == before
+
+
+def test_snapshot_under_load(start_server, tmp_path):
+    """Writers and deleters run while the snapshot is written: every item
+    in the file is a value its key held at some moment, and every item
+    left alone during the snapshot is in it, unchanged."""
+    import threading
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap)])
+    stable = {b"stable:%05d" % i: b"s%d" % i for i in range(20000)}
+    churn = [b"churn:%05d" % i for i in range(2000)]
+    with srv.conn(timeout=60) as c:
+        c.send(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" %
+                        (k, len(v), v) for k, v in stable.items()))
+        c.send(b"".join(b"set %s 0 0 2 noreply\r\ng0\r\n" % k
+                        for k in churn))
+        assert c.cmd("mn") == b"MN"
+    stop = threading.Event()
+    written = {k: {b"g0"} for k in churn}
+    lock = threading.Lock()
+
+    def writer(seed):
+        gen = 0
+        with srv.conn(timeout=60) as w:
+            while not stop.is_set():
+                gen += 1
+                batch = []
+                for j, k in enumerate(churn):
+                    if (j + seed) % 3 == 0:
+                        batch.append(b"delete %s noreply\r\n" % k)
+                    else:
+                        v = b"g%d.%d" % (seed, gen)
+                        with lock:
+                            written[k].add(v)
+                        batch.append(b"set %s 0 0 %d noreply\r\n%s\r\n" %
+                                     (k, len(v), v))
+                w.send(b"".join(batch))
+                assert w.cmd("mn") == b"MN"
+
+    threads = [threading.Thread(target=writer, args=(s,)) for s in (1, 2)]
+    for t in threads:
+        t.start()
+    try:
+        with srv.conn() as c:
+            time.sleep(0.2)
+            assert c.cmd("snapshot") == b"OK"
+            st = wait_saved(c)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert st["last_snapshot_status"] == "ok"
+    items = parse_snapshot(snap.read_bytes())
+    for k, v in stable.items():
+        assert items[k][1] == v
+    seen = 0
+    for k in churn:
+        if k in items:
+            seen += 1
+            assert items[k][1] in written[k]
+    assert len(items) == len(stable) + seen
+
