@@ -170,8 +170,9 @@ build/asan/tests/test_store_tsan: tests/unit/test_store.c $(CORE_SRCS) $(wildcar
 # for `make fuzz`, and the same entry point linked with tests/fuzz/replay.c
 # (gcc, ASan+UBSan) as build/asan/tests/test_fuzz_<target>, which replays
 # the target's corpus and regression inputs under `make test`.
-FUZZ_TARGETS    := proto bound conf
+FUZZ_TARGETS    := proto bound conf snapshot
 FUZZ_SRCS_proto := $(LIB_SRCS)
+FUZZ_SRCS_snapshot := server/snapshot.c $(CORE_SRCS)
 FUZZ_SRCS_bound := $(LIB_SRCS)
 FUZZ_SRCS_conf  := server/conf.c server/settings.c core/alloc.c
 FUZZ_CC         := clang

@@ -49,6 +49,9 @@ struct snapshot_opts {
 	/* save, for the fault tests: fail a write once this many bytes
 	 * went out (0: never) */
 	uint64_t fail_after;
+	/* load, for the fuzz target only: take any checksum, so that random
+	 * bytes reach the record parser behind it */
+	bool no_checksums;
 };
 
 struct snapshot_stats {

@@ -11,13 +11,14 @@
 set -u
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-proto bound conf}
+targets=${*:-proto bound conf snapshot}
 status=0
 
 max_len() {
 	case $1 in
 	proto) echo 4096 ;;	# room for lines over PROTO_LINE_MAX (2048)
 	bound) echo 600 ;;	# four tokens, keys of 250 bytes
+	snapshot) echo 16384 ;;	# a header and a few blocks
 	*) echo 8192 ;;		# conf/anchorkv.conf is about 5 KiB
 	esac
 }
