@@ -611,6 +611,20 @@ int store_set_mem_limit(struct store *s, size_t limit);
 size_t store_mem_limit(const struct store *s);
 
 /**
+ * store_presize() - size the empty hash tables for @str_items string keys
+ * @s:         the store, its shards still empty
+ * @str_items: how many string keys are about to be stored (a snapshot's
+ *             hint), so that the tables need not grow on the way
+ *
+ * A shard that holds items, or whose bigger table would not fit in the
+ * memory limit, is left as it is.
+ *
+ * Context: start-up; takes and releases each shard lock; allocates
+ * outside them.
+ */
+void store_presize(struct store *s, uint64_t str_items);
+
+/**
  * store_cas_floor() - hand out only cas values above @cas from now on
  * @s:   the store
  * @cas: the largest cas in use (items loaded with their own, E)

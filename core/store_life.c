@@ -235,3 +235,45 @@ void store_cas_floor(struct store *s, uint64_t cas)
 		shard_unlock(sh);
 	}
 }
+
+void store_presize(struct store *s, uint64_t str_items)
+{
+	/* without a memory limit, a hint is believed up to 2^28 keys */
+	uint64_t per = (str_items < (1ull << 28) ? str_items : 1ull << 28) /
+		       s->cfg.nshards + 1;
+	unsigned int bits = HTABLE_MIN_BITS, i;
+
+	/* as many buckets as keep the table below its growth point */
+	while (bits < HTABLE_MAX_BITS && htable_size(bits) * 3 / 2 < per)
+		bits++;
+	for (i = 0; i < s->cfg.nshards; i++) {
+		struct shard *sh = &s->shards[i];
+		struct slist_head *buckets, *old;
+		size_t limit = READ_ONCE(s->cfg.mem_limit);
+		int64_t delta;
+
+		if (bits <= sh->ht.bits)
+			continue;
+		/* the memory limit is checked before the allocation too */
+		delta = (int64_t)(htable_size(bits) - htable_size(sh->ht.bits)) *
+			(int64_t)sizeof(*buckets);
+		if (limit && store_memory_used(s) + (size_t)delta > limit)
+			return;
+		buckets = htable_buckets_alloc(bits);
+		if (!buckets)
+			return;
+		shard_lock(sh);
+		if (sh->ht.count || sh->ht.next || sh->ht.bits >= bits ||
+		    (limit && store_memory_used(s) + (size_t)delta > limit)) {
+			shard_unlock(sh);
+			ak_free(buckets);
+			continue;
+		}
+		old = sh->ht.buckets;
+		htable_init(&sh->ht, buckets, bits);
+		sh->index_bytes += (uint64_t)delta;
+		mem_add(s, delta);
+		shard_unlock(sh);
+		ak_free(old);
+	}
+}

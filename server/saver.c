@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
@@ -19,6 +22,8 @@
 #include "settings.h"
 #include "snapshot.h"
 #include "store.h"
+
+#define SAVER_NICE	10	/* the saving thread's nice value */
 
 void saver_init(struct saver *sv, struct store *s)
 {
@@ -83,6 +88,12 @@ static void *saver_main(void *arg)
 	/* signals are the main thread's */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* the workers come first: this thread takes the CPU they leave
+	 * (a nice value is per thread on Linux) */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+			SAVER_NICE))
+		log_warn("snapshot: cannot lower the saving thread's "
+			 "priority: %s", strerror(errno));
 	save_once(sv);
 	pthread_mutex_lock(&sv->lock);
 	sv->running = false;

@@ -271,6 +271,13 @@ int snapshot_save(struct store *s, const char *path,
 	strncpy((char *)head + 16, ANCHORKV_VERSION, 15);
 	put_u64(head + 32, o->item_size_max);
 	put_u64(head + 40, (uint64_t)o->unix_now);
+	{
+		/* the loader sizes its hash tables from it */
+		struct store_stats ss;
+
+		store_stats(s, &ss);
+		put_u64(head + 48, ss.curr_str_items);
+	}
 	put_u64(head + 56, XXH3_64bits(head, 56));
 	if (write_all(&w, head, sizeof(head))) {
 		err = -errno;
@@ -483,6 +490,10 @@ int snapshot_read(struct store *s, const struct snapshot_src *src,
 		     o->item_size_max);
 		return -ERANGE;
 	}
+	/* a hint, bounded by what the file could hold */
+	if (!o->no_checksums)
+		store_presize(s, get_u64(head + 48) < (1ull << 32) ?
+			      get_u64(head + 48) : 0);
 	for (;;) {
 		uint32_t type, len, count;
 

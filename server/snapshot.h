@@ -7,7 +7,9 @@
  *   header   64 bytes: "AKVSNAP\0", format version (u32), header size
  *            (u32), anchorkv's version (16 bytes, NUL padded), the
  *            writer's item_size_max (u64), when it was written (unix,
- *            u64), 8 reserved bytes, and the XXH3-64 of the 56 before
+ *            u64), the string keys when the writing began (u64: the
+ *            loader sizes its hash tables from it), and the XXH3-64 of
+ *            the 56 before
  *   blocks   each a 24-byte head: type (u32: 1 items, 2 end), payload
  *            length (u32), records (u32), reserved (u32), and the XXH3-64
  *            of the payload seeded with the XXH3-64 of the head's first 16

@@ -13,7 +13,10 @@
 #     anchorkv -t 1 and -t 4, memcached -t 1, redis-server;
 #  2. memory: RSS and bytes per item after loading 1M and 10M items;
 #  3. ranges: anchorkv's range/keys/count at -t 1 and -t 4 against Redis
-#     sorted sets.
+#     sorted sets;
+#  4. meta: mg pipelined against memcached's;
+#  5. snapshot: the warm-restart snapshot written and loaded against
+#     Redis's BGSAVE and RDB load, and p99 while one is written.
 #
 # Knobs (environment):
 #   BENCH_ROUNDS=3          rounds of section 1 (and 3)
@@ -24,7 +27,8 @@
 #   BENCH_RANGE_KEYS=1000000 string and integer keys of section 3
 #   BENCH_INSERT_KEYS=3000000 new keys per run of section 1b
 #   BENCH_GENERATOR=auto    auto, memtier or memcaslap
-#   BENCH_SECTIONS="load inserts memory range"
+#   BENCH_SNAP_ITEMS=10000000  items of section 5 (snapshot)
+#   BENCH_SECTIONS="load inserts memory range meta snapshot"
 #   BENCH_OUT=tests/bench/results
 #   BENCH_BASELINE=             a second anchorkv binary (say, built from an
 #                               older commit) run in section 1 beside this
@@ -61,7 +65,7 @@ else
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-3000000}
 fi
-SECTIONS=${BENCH_SECTIONS:-"load inserts memory range meta"}
+SECTIONS=${BENCH_SECTIONS:-"load inserts memory range meta snapshot"}
 GEN=${BENCH_GENERATOR:-auto}
 if [ "$GEN" = auto ]; then
 	if command -v memtier_benchmark >/dev/null; then
@@ -160,7 +164,7 @@ stop_server() {
 }
 
 proto_of() {
-	case $1 in redis) echo resp ;; *) echo mc ;; esac
+	case $1 in redis|rds) echo resp ;; *) echo mc ;; esac
 }
 
 # cpu_ticks PID: utime + stime of PID, in clock ticks
@@ -191,7 +195,7 @@ EOF
 item_count() {
 	local port
 	eval "port=\$PORT_$1"
-	if [ "$1" = redis ]; then
+	if [ "$1" = redis ] || [ "$1" = rds ]; then
 		redis-cli -p "$port" DBSIZE
 	else
 		mc_stats "$port" | awk '$1 == "curr_items" { print $2 }'
@@ -485,6 +489,142 @@ section_meta() {
 	stop_server mc1
 }
 
+# ---- section 5: snapshots (warm restart) ----
+
+SNAP_ITEMS=${BENCH_SNAP_ITEMS:-$([ "${BENCH_QUICK:-0}" = 1 ] && echo 1000000 || echo 10000000)}
+
+now_s() {
+	$PY -c 'import time; print("%.3f" % time.time())'
+}
+
+# answered PORT PROTO: waits until a request gets its answer (Redis says
+# -LOADING while it loads; anchorkv accepts into the backlog only)
+answered() {
+	$PY - "$1" "$2" <<'EOF'
+import socket, sys, time
+port, proto = int(sys.argv[1]), sys.argv[2]
+req, ok = ((b"PING\r\n", b"+PONG") if proto == "resp" else
+           (b"version\r\n", b"VERSION"))
+deadline = time.time() + 600
+while time.time() < deadline:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), 1)
+        s.settimeout(600)
+        s.sendall(req)
+        if s.recv(100).startswith(ok):
+            sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.01)
+sys.exit(1)
+EOF
+}
+
+# ak_snapshot PORT: sends "snapshot" and waits until stats says it ended
+ak_snapshot() {
+	$PY - "$1" <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"snapshot\r\n")
+assert s.recv(100) == b"OK\r\n"
+while True:
+    s.sendall(b"stats\r\n")
+    buf = b""
+    while not buf.endswith(b"END\r\n"):
+        buf += s.recv(65536)
+    st = dict(l.split(" ", 2)[1:] for l in buf.decode().split("\r\n")
+              if l.startswith("STAT "))
+    if st["snapshot_in_progress"] == "0":
+        assert st["last_snapshot_status"] == "ok", st["last_snapshot_status"]
+        break
+    time.sleep(0.01)
+EOF
+}
+
+# p99_run NAME SECONDS: memtier p1 for SECONDS; prints its p99 in ms
+p99_run() {
+	local port
+	eval "port=\$PORT_$1"
+	memtier_benchmark -s 127.0.0.1 -p "$port" -P memcache_text -t 1 -c 50 \
+		--ratio=1:10 -d 32 --pipeline=1 --key-prefix=key: \
+		--key-maximum="$SNAP_ITEMS" --test-time="$2" --hide-histogram \
+		--json-out-file="$TMP/p99.json" >"$TMP/p99.out" 2>&1 ||
+		{ tail -5 "$TMP/p99.out" >&2; exit 1; }
+	$PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]
+print(d["Percentile Latencies"]["p99.00"])' "$TMP/p99.json"
+}
+
+# SNAP_ITEMS items of 32 bytes: anchorkv's snapshot command (until stats
+# says it ended) and its load (a start with -e until it answers) against
+# Redis's BGSAVE (until rdb_bgsave_in_progress:0) and its load (a start
+# until PING gets PONG); then anchorkv's p99 under memtier p1 while a
+# snapshot is written, against the same run idle
+section_snapshot() {
+	local dir=$TMP/snap t0 t1 secs n port idle busy r
+	mkdir -p "$dir"
+	for r in $(seq "$ROUNDS"); do
+		rm -f "$dir"/*
+		port=$(free_port)
+		"$AK" -p "$port" -t 2 -m 4096 -c 4096 -e "$dir/ak.snap" \
+			2>"$TMP/aks.log" &
+		PORT_aks=$port PID_aks=$!
+		wait_port "$port"
+		load aks 0 "$SNAP_ITEMS" key: 32
+		t0=$(now_s); ak_snapshot "$port"; t1=$(now_s)
+		printf 'snap\t%s\tanchorkv\tsave\t%s\t%s\n' "$r" \
+			"$($PY -c "print($t1 - $t0)")" "$(stat -c %s "$dir/ak.snap")" >>"$RAW"
+		secs=$($PY -c "import math; print(max(2, math.ceil($t1 - $t0)))")
+		if [ "$GEN" = memtier ]; then
+			idle=$(p99_run aks "$secs")
+			( sleep 0.2; ak_snapshot "$port" ) &
+			busy=$(p99_run aks "$secs")
+			wait $!
+			printf 'snap\t%s\tanchorkv\tp99\t%s\t%s\t%s\n' "$r" "$idle" \
+				"$busy" "$secs" >>"$RAW"
+		fi
+		stop_server aks
+		t0=$(now_s)
+		"$AK" -p "$port" -t 2 -m 4096 -c 4096 -e "$dir/ak.snap" \
+			2>"$TMP/aks.log" &
+		PID_aks=$!
+		answered "$port" mc; t1=$(now_s)
+		n=$(item_count aks)
+		[ "$n" = "$SNAP_ITEMS" ] ||
+			{ echo "bench: anchorkv loaded $n items" >&2; exit 1; }
+		printf 'snap\t%s\tanchorkv\tload\t%s\n' "$r" \
+			"$($PY -c "print($t1 - $t0)")" >>"$RAW"
+		stop_server aks
+
+		port=$(free_port)
+		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+			--appendonly no --dir "$dir" --dbfilename dump.rdb \
+			>"$TMP/rds.log" 2>&1 &
+		PORT_rds=$port PID_rds=$!
+		wait_port "$port"
+		load rds 0 "$SNAP_ITEMS" key: 32
+		t0=$(now_s)
+		redis-cli -p "$port" BGSAVE >/dev/null
+		while ! redis-cli -p "$port" INFO persistence |
+			grep -q '^rdb_bgsave_in_progress:0'; do sleep 0.01; done
+		t1=$(now_s)
+		printf 'snap\t%s\tredis\tsave\t%s\t%s\n' "$r" \
+			"$($PY -c "print($t1 - $t0)")" "$(stat -c %s "$dir/dump.rdb")" >>"$RAW"
+		stop_server rds
+		t0=$(now_s)
+		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+			--appendonly no --dir "$dir" --dbfilename dump.rdb \
+			>"$TMP/rds.log" 2>&1 &
+		PID_rds=$!
+		answered "$port" resp; t1=$(now_s)
+		printf 'snap\t%s\tredis\tload\t%s\n' "$r" \
+			"$($PY -c "print($t1 - $t0)")" >>"$RAW"
+		stop_server rds
+		log "snapshot round $r: $(grep "^snap	$r	" "$RAW" | cut -f3- | tr '\t\n' ' ;')"
+	done
+}
+
 # main: the whole script is read before it runs (so editing it during a
 # run cannot derail the run)
 main() {
@@ -511,6 +651,7 @@ main() {
 		fi
 		echo "run=BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_RUN BENCH_MEM_ITEMS='$MEM_ITEMS' BENCH_RANGE_SECONDS=$RANGE_SECONDS BENCH_RANGE_KEYS=$RANGE_KEYS BENCH_INSERT_KEYS=$INS_KEYS BENCH_SECTIONS='$SECTIONS'${BENCH_SERVERS:+ BENCH_SERVERS='$BENCH_SERVERS'}${BENCH_WORKLOADS:+ BENCH_WORKLOADS='$BENCH_WORKLOADS'}${BASELINE:+ BENCH_BASELINE=<older build>} make bench"
 		echo "range_keys=$RANGE_KEYS"
+		echo "snap_items=$SNAP_ITEMS"
 	} >"$TMP/meta"
 	$PY "$ROOT/tests/bench/report.py" report "$RAW" "$TMP/meta" "$OUT" "$GEN" "$TMP"
 	[ -f "$TMP/bench.gp" ] && gnuplot "$TMP/bench.gp"

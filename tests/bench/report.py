@@ -112,7 +112,7 @@ def kv(text):
 
 def cmd_report(raw, meta_path, outdir, gen, plotdir):
     meta = dict(line.rstrip("\n").split("=", 1) for line in open(meta_path))
-    load, mem, rng = {}, [], {}
+    load, mem, rng, snap = {}, [], {}, {}
     by_round = {}   # (workload, server) -> {round: (ops/s, cpu/op)}
     for line in open(raw):
         f = line.rstrip("\n").split("\t")
@@ -127,6 +127,10 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                                                       float(f[8]))
         elif f[0] == "mem":
             mem.append(f[1:])
+        elif f[0] == "snap":
+            # snap ROUND SERVER save|load|p99 VALUES...
+            snap.setdefault((f[2], f[3]), []).append(
+                [float(x) for x in f[4:]])
         elif f[0] == "range":
             a = kv(f[4])
             c = kv(f[5])
@@ -332,11 +336,50 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                 fmt(med([r["cpu"] for r in rows]), 2)))
         w("")
         write_issue11(w, rng, medians)
+    if snap:
+        write_snapshots(w, snap, meta)
 
     with open(outdir + "/latest.md", "w") as fp:
         fp.write("\n".join(out) + "\n")
     if medians:
         write_plot(medians, outdir, plotdir)
+
+
+def write_snapshots(w, snap, meta):
+    """Section 5: the warm-restart snapshot against Redis's RDB."""
+    w("## Snapshots (warm restart)\n")
+    w("%s items of 32 bytes (keys key:0...). Save: anchorkv's `snapshot` "
+      "command until `stats` says it ended, Redis's `BGSAVE` until "
+      "`rdb_bgsave_in_progress:0`. Load: a start with the file until the "
+      "server answers (`version`; Redis: `PING` until `PONG`, not "
+      "`-LOADING`). Medians over the rounds.\n" %
+      fmt(int(meta.get("snap_items", 0))))
+    w("| | anchorkv | Redis | anchorkv / Redis |")
+    w("| --- | ---: | ---: | ---: |")
+    for what, label in (("save", "save, s"), ("load", "load, s")):
+        a = snap.get(("anchorkv", what))
+        r = snap.get(("redis", what))
+        if not a or not r:
+            continue
+        am, rm = med([x[0] for x in a]), med([x[0] for x in r])
+        w("| %s | %s | %s | %s |" % (label, fmt(am, 2), fmt(rm, 2),
+                                     fmt(am / rm, 2)))
+    a = snap.get(("anchorkv", "save"))
+    r = snap.get(("redis", "save"))
+    if a and r and len(a[0]) > 1:
+        w("| file, MB | %s | %s | %s |" % (
+            fmt(med([x[1] for x in a]) / 1e6, 1),
+            fmt(med([x[1] for x in r]) / 1e6, 1),
+            fmt(med([x[1] for x in a]) / med([x[1] for x in r]), 2)))
+    w("")
+    p = snap.get(("anchorkv", "p99"))
+    if p:
+        idle, busy = med([x[0] for x in p]), med([x[1] for x in p])
+        w("anchorkv's p99 under memtier_benchmark p1 (50 connections, 1:10 "
+          "set:get, 32 bytes) for %d s: %s ms idle, %s ms while a snapshot "
+          "is written (%s x; the target is at most 2 x).\n" % (
+              int(med([x[2] for x in p])), fmt(idle, 3), fmt(busy, 3),
+              fmt(busy / idle if idle else float("nan"), 2)))
 
 
 def write_issue11(w, rng, medians):

@@ -155,6 +155,12 @@ static void test_round_trip(void)
 	CHECK_MSG(st.items == 6001 && !st.expired && !st.full, "%llu: %s",
 		  (unsigned long long)st.items, st.why);
 	CHECK(ctx.calls >= 2);
+	{
+		char why[256];
+
+		CHECK_MSG(store_check_invariants(b, why, sizeof(why)) == 0,
+			  "%s", why);
+	}
 	CHECK(same_items(a, b, false));
 	CHECK(same_items(b, a, false));
 	/* a new cas is above every loaded one */
