@@ -5,6 +5,7 @@ previous snapshot as it was.
 """
 import base64
 import os
+import re
 import signal
 import subprocess
 import time
@@ -27,6 +28,18 @@ def stop_with(srv, sig):
     report = srv.new_sanitizer_report()
     assert not report, report
     return rc, srv.stderr_text()
+
+
+def wait_log(srv, pattern, timeout=120):
+    """The server's log once @pattern (a regex) is in it: the port accepts
+    (into the backlog) before the load ends."""
+    deadline = time.monotonic() + timeout
+    while True:
+        log = srv.stderr_text()
+        if re.search(pattern, log):
+            return log
+        assert time.monotonic() < deadline, log[-2000:]
+        time.sleep(0.05)
 
 
 def values(c, keys):
@@ -68,8 +81,8 @@ def test_round_trip_by_sigusr1(start_server, tmp_path):
     assert not os.path.exists(str(snap) + ".tmp")
 
     srv = start_server(["-e", str(snap), "-I", "2m"])
-    assert "snapshot %s loaded: %d items" % (snap, len(keys) + 1) in \
-        srv.stderr_text()
+    wait_log(srv, re.escape("snapshot %s loaded: %d items" %
+                            (snap, len(keys) + 1)))
     with srv.conn() as c:
         assert values(c, keys) == before
         # a cas from before the restart still works, and is spent
@@ -394,3 +407,37 @@ def test_snapshot_under_load(start_server, tmp_path):
             assert items[k][1] in written[k]
     assert len(items) == len(stable) + seen
 
+
+
+def test_large_load_progress_and_memory_limit(start_server, tmp_path):
+    """A load of a million items logs its progress every second; into a
+    smaller memory limit it stops at the limit and says so."""
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap), "-m", "1024"])
+    r = subprocess.run([os.path.join(conftest.ROOT, "build/akbench"), "load",
+                        "-P", "mc", "-p", str(srv.port), "-n", "1000000",
+                        "-x", "key:", "-d", "32", "-c", "4", "-D", "64"],
+                       capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert stop_with(srv, signal.SIGUSR1)[0] == 0
+    srv = start_server(["-e", str(snap), "-m", "1024"])
+    log = wait_log(srv, "loaded: ")
+    m = re.search(r"snapshot \S+ loaded: 1000000 items .* in ([0-9.]+) s",
+                  log)
+    assert m, log
+    progress = re.findall(r"loading snapshot \S+: (\d+) items, \d+ MB/s",
+                          log)
+    # one line per full second of loading
+    assert len(progress) >= int(float(m.group(1))) - 1
+    assert [int(x) for x in progress] == sorted(int(x) for x in progress)
+    with srv.conn() as c:
+        assert c.stats()["curr_items"] == "1000000"
+    assert stop_with(srv, signal.SIGUSR1)[0] == 0
+    srv = start_server(["-e", str(snap), "-m", "32"])
+    log = wait_log(srv, "loaded: ")
+    assert "stopped at memory_limit: the rest is left out" in log
+    with srv.conn() as c:
+        st = c.stats()
+        assert 0 < int(st["curr_items"]) < 1000000
+        assert int(st["bytes"]) + int(st["index_bytes"]) <= 32 * MIB
+        assert st["evictions"] == "0"
