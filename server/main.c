@@ -473,8 +473,11 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &held, NULL);
 
 	load_settings(argc, argv);
-	/* -d changes to /, and SIGHUP opens the logfile again */
+	/* -d changes to /, SIGHUP opens the logfile again, and the snapshot
+	 * is written at the stop: relative paths are resolved now */
 	make_absolute(settings.logfile, sizeof(settings.logfile), "logfile");
+	make_absolute(settings.snapshot_file, sizeof(settings.snapshot_file),
+		      "snapshot_file");
 	redirect_logs();
 	raise_nofile_limit();
 	if (hash_init())

@@ -441,3 +441,37 @@ def test_large_load_progress_and_memory_limit(start_server, tmp_path):
         assert 0 < int(st["curr_items"]) < 1000000
         assert int(st["bytes"]) + int(st["index_bytes"]) <= 32 * MIB
         assert st["evictions"] == "0"
+
+
+def test_relative_snapshot_path_survives_daemonize(tmp_path):
+    """-d changes to /: a relative -e path is resolved at start, so the
+    file lands beside where the daemon was started, not in /."""
+    port = conftest.free_port()
+    pidfile = tmp_path / "pid"
+    subprocess.run([conftest.BIN, "-d", "-l", "127.0.0.1", "-p", str(port),
+                    "-e", "rel.snap", "-P", str(pidfile), "--logfile",
+                    "rel.log"], cwd=str(tmp_path), check=True, timeout=30)
+    deadline = time.monotonic() + 10
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline, "no pidfile"
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    import mc
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with mc.Conn("127.0.0.1", port, 5) as c:
+                assert c.store("set", "k", b"v") == b"STORED"
+            break
+        except OSError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 20
+    while os.path.exists("/proc/%d" % pid):
+        assert time.monotonic() < deadline, "the daemon did not stop"
+        time.sleep(0.05)
+    assert (tmp_path / "rel.snap").exists()
+    assert "snapshot %s written: 1 items" % (tmp_path / "rel.snap") in \
+        (tmp_path / "rel.log").read_text()
+    assert not os.path.exists("/rel.snap")
