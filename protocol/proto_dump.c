@@ -150,16 +150,26 @@ static char *dump_cache_line(struct proto_dump *d, const struct item *it,
 	return p;
 }
 
-static void dump_end(struct proto_conn *pc)
+void proto_dump_release(struct proto_conn *pc)
 {
-	struct proto_dump *d = pc->dump;
+	ak_free(pc->dump);
+	pc->dump = NULL;
+}
 
-	if (d->kind == DUMP_MGDUMP)
+/* The line that ends a dump of @kind: "EN" for mgdump, else "END". */
+static void dump_end_line(struct proto_conn *pc, enum dump_kind kind)
+{
+	if (kind == DUMP_MGDUMP)
 		proto_out(pc, STR_AND_LEN("EN\r\n"));
 	else
 		proto_out(pc, STR_AND_LEN("END\r\n"));
-	ak_free(d);
-	pc->dump = NULL;
+}
+
+/* The dump is over (its last line queued, or the connection closing):
+ * its state goes, and the engine reads commands again. */
+static void dump_finish(struct proto_conn *pc)
+{
+	proto_dump_release(pc);
 	if (pc->state == PROTO_DUMP)
 		pc->state = PROTO_CMD;
 }
@@ -182,11 +192,9 @@ void proto_dump_step(struct proto_conn *pc)
 	d->now = store_now(pc->ctx->store);
 	n = store_range(pc->ctx->store, &from, &to, false, DUMP_BATCH, items);
 	if (n < 0) {
-		/* the lines so far stand; the end line tells it stopped */
+		/* the lines so far stand; the error line tells it stopped */
 		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
-		ak_free(d);
-		pc->dump = NULL;
-		pc->state = pc->state == PROTO_DUMP ? PROTO_CMD : pc->state;
+		dump_finish(pc);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -227,19 +235,10 @@ void proto_dump_step(struct proto_conn *pc)
 		}
 		item_put(it);
 	}
-	if (pc->state == PROTO_CLOSED) {
-		ak_free(d);
-		pc->dump = NULL;
-		return;
+	if (pc->state == PROTO_CLOSED || full || n < (int)DUMP_BATCH) {
+		dump_end_line(pc, d->kind);	/* nothing when closing */
+		dump_finish(pc);
 	}
-	if (full || n < (int)DUMP_BATCH)
-		dump_end(pc);
-}
-
-void proto_dump_release(struct proto_conn *pc)
-{
-	ak_free(pc->dump);
-	pc->dump = NULL;
 }
 
 /*
@@ -254,8 +253,7 @@ static void dump_start(struct proto_conn *pc, enum dump_kind kind,
 	if (kind != DUMP_CACHEDUMP)
 		proto_out(pc, STR_AND_LEN("OK\r\n"));
 	if (!every) {
-		proto_out(pc, kind == DUMP_MGDUMP ? "EN\r\n" : "END\r\n",
-			  kind == DUMP_MGDUMP ? 4 : 5);
+		dump_end_line(pc, kind);
 		return;
 	}
 	d = ak_malloc(sizeof(*d));

@@ -279,19 +279,13 @@ int snapshot_save(struct store *s, const char *path,
 		put_u64(head + 48, ss.curr_str_items);
 	}
 	put_u64(head + 56, XXH3_64bits(head, 56));
-	if (write_all(&w, head, sizeof(head))) {
-		err = -errno;
-		fail(st, "cannot write %s: %s", tmp, strerror(errno));
-		goto out;
-	}
+	if (write_all(&w, head, sizeof(head)))
+		goto write_failed;
 	err = save_items(s, &w, st);
 	if (err)
 		goto out;
-	if (w.count && flush_block(&w, BLOCK_ITEMS)) {
-		err = -errno;
-		fail(st, "cannot write %s: %s", tmp, strerror(errno));
-		goto out;
-	}
+	if (w.count && flush_block(&w, BLOCK_ITEMS))
+		goto write_failed;
 	if (reserve(&w, 24)) {
 		err = -ENOMEM;
 		fail(st, "out of memory");
@@ -301,16 +295,11 @@ int snapshot_save(struct store *s, const char *path,
 	put_u64(w.buf + 8, w.blocks);
 	put_u64(w.buf + 16, w.value_bytes);
 	w.len = 24;
-	if (flush_block(&w, BLOCK_END) || fsync(w.fd)) {
-		err = -errno;
-		fail(st, "cannot write %s: %s", tmp, strerror(errno));
-		goto out;
-	}
+	if (flush_block(&w, BLOCK_END) || fsync(w.fd))
+		goto write_failed;
 	if (close(w.fd)) {
 		w.fd = -1;
-		err = -errno;
-		fail(st, "cannot write %s: %s", tmp, strerror(errno));
-		goto out;
+		goto write_failed;
 	}
 	w.fd = -1;
 	if (rename(tmp, path) || sync_dir(path)) {
@@ -321,6 +310,10 @@ int snapshot_save(struct store *s, const char *path,
 	}
 	st->items = w.items;
 	st->bytes = w.written;
+	goto out;
+write_failed:
+	err = -errno;
+	fail(st, "cannot write %s: %s", tmp, strerror(errno));
 out:
 	if (w.fd >= 0)
 		close(w.fd);
