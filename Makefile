@@ -14,7 +14,7 @@
 #   make clean
 
 CC      ?= cc
-PKGS    := libevent libsodium libxxhash
+PKGS    := libevent libsodium libxxhash libssl libcrypto
 # A plain make honours the user's CFLAGS, CPPFLAGS and LDFLAGS and does not
 # turn warnings into errors (a newer compiler's new warning must not break a
 # user's build); make test, unit, integration and CI build with WERROR.

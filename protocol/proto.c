@@ -107,6 +107,8 @@ static const struct proto_cmd_def proto_cmds[] = {
 	CMD_ROW(CMD_LRU_CRAWLER, "lru_crawler",	1, TOK_ANY, 0,
 		proto_lru_crawler, 0),
 	CMD_ROW(CMD_SNAPSHOT,	"snapshot",	1, 1, 0, proto_snapshot, 0),
+	CMD_ROW(CMD_REFRESH_CERTS, "refresh_certs", 1, TOK_ANY, 0,
+		proto_refresh_certs, 0),
 #ifdef AK_FAULT_INJECTION
 	CMD_ROW(CMD_DEBUG,	"debug",	1, TOK_ANY, 0, proto_debug, 0),
 #endif

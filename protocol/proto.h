@@ -100,6 +100,9 @@ struct proto_settings {
 struct proto_conn;
 struct proto_dump;
 
+/* room for refresh_certs' error line: a sentence, a path, OpenSSL's reason */
+#define PROTO_CERT_ERR_MAX	1400
+
 /*
  * Callbacks into the server, for the few commands whose answer is the
  * server's (stats sections it owns, shutdown, a password to check) and
@@ -130,6 +133,11 @@ struct proto_hooks {
 	 */
 	bool (*auth)(void *arg, const char *user, size_t ulen,
 		     const char *pass, size_t plen);
+	/*
+	 * refresh_certs: read the TLS files again. Return: 0, or -1 with
+	 * @err (NUL terminated, no line end) in memcached's words.
+	 */
+	int (*refresh_certs)(void *arg, char *err, size_t errlen);
 	/*
 	 * command: the engine ran a command line of @pc (only called while
 	 * settings->verbose >= 2, for -vv's log): @line is the line without

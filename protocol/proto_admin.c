@@ -114,6 +114,34 @@ void proto_snapshot(struct proto_conn *pc, const struct parse_line *l,
 					  "snapshot\r\n"));
 }
 
+/*
+ * "refresh_certs": the TLS certificate, key and CA files read again
+ * (memcached's command). OK, or memcached's sentence saying which file
+ * failed; the old ones stay then.
+ */
+void proto_refresh_certs(struct proto_conn *pc, const struct parse_line *l,
+			 int arg)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	char err[PROTO_CERT_ERR_MAX];
+	size_t n;
+
+	(void)arg;
+	pc->noreply = line_noreply(l);
+	/* as memcached: noreply silences the OK, never the error */
+	if (!ctx->hooks || !ctx->hooks->refresh_certs) {
+		proto_out(pc, STR_AND_LEN("Error TLS not enabled\r\n"));
+		return;
+	}
+	if (!ctx->hooks->refresh_certs(ctx->hook_arg, err, sizeof(err) - 2)) {
+		proto_reply(pc, STR_AND_LEN("OK\r\n"));
+		return;
+	}
+	n = strnlen(err, sizeof(err) - 2);
+	memcpy(err + n, "\r\n", 2);
+	proto_out(pc, err, n + 2);
+}
+
 /* "version": the memcached release whose protocol this is, and ours */
 void proto_version(struct proto_conn *pc, const struct parse_line *l, int arg)
 {

@@ -121,7 +121,7 @@ enum proto_cmd {
 	CMD_DELETE_RANGE,
 	CMD_FLUSH_ALL, CMD_VERBOSITY, CMD_VERSION, CMD_QUIT, CMD_SHUTDOWN,
 	CMD_STATS, CMD_DEBUG, CMD_CACHE_MEMLIMIT,
-	CMD_LRU_CRAWLER, CMD_SNAPSHOT,
+	CMD_LRU_CRAWLER, CMD_SNAPSHOT, CMD_REFRESH_CERTS,
 	CMD_MG, CMD_MN, CMD_ME, CMD_MS, CMD_MD, CMD_MA,
 	CMD_NR,
 	CMD_UNKNOWN = CMD_NR,
@@ -198,6 +198,7 @@ proto_cmd_fn proto_verbosity;
 proto_cmd_fn proto_cache_memlimit;
 proto_cmd_fn proto_lru_crawler;
 proto_cmd_fn proto_snapshot;
+proto_cmd_fn proto_refresh_certs;
 
 /* proto_dump.c: the key dumps (PROTO_DUMP) */
 void proto_stats_cachedump(struct proto_conn *pc, const struct parse_line *l);

@@ -7,7 +7,7 @@
  * long names, except -f, which is the config file here (memcached's slab
  * growth factor has no meaning for anchorkv). memcached options that have
  * no equivalent are accepted with a warning when harmless to ignore, and
- * refused when ignoring them would surprise (UDP, SASL, TLS).
+ * refused when ignoring them would surprise (UDP, SASL, extstore).
  */
 #include "settings.h"
 
@@ -55,7 +55,6 @@ static const struct cmdline_opt {
 	{ "disable-watch",	'W', no_argument },
 	{ "slab-min-size",	'n', required_argument },
 	{ NULL,			'D', required_argument },
-	{ "enable-ssl",		'Z', no_argument },
 };
 
 #define NR_OPTS	(SETTINGS_NR + ARRAY_SIZE(cmdline_only))
@@ -155,6 +154,17 @@ static int apply_extended(struct settings *s, const char *arg, char *err,
 			d = setting_by_name("idle_timeout");
 		else if (!strcmp(tok, "hashpower"))
 			d = setting_by_name("hash_power");
+		else if (!strncmp(tok, "ssl_", 4) && strcmp(tok, "ssl_enabled"))
+			d = setting_by_name(tok);
+		/* memcached's two flags among them take no value */
+		if (d && !eq && (!strcmp(tok, "ssl_session_cache") ||
+				 !strcmp(tok, "ssl_kernel_tls")))
+			val = "yes";
+		else if (d && !eq && strncmp(tok, "ssl_", 4) == 0) {
+			snprintf(err, errlen, "-o %s needs a value (%s=...)",
+				 tok, tok);
+			return -EINVAL;
+		}
 		if (d) {
 			if (setting_apply(s, d, val, "-o", err, errlen))
 				return -EINVAL;
@@ -164,15 +174,14 @@ static int apply_extended(struct settings *s, const char *arg, char *err,
 			if (!strcmp(tok, ignored_ext[i]))
 				break;
 		setting_quote(tok, q, sizeof(q));
-		if (i == ARRAY_SIZE(ignored_ext) && strncmp(tok, "ext_", 4) &&
-		    strncmp(tok, "ssl_", 4)) {
+		if (i == ARRAY_SIZE(ignored_ext) && strncmp(tok, "ext_", 4)) {
 			snprintf(err, errlen, "unknown extended option (-o): \"%s\"",
 				 q);
 			return -EINVAL;
 		}
-		if (!strncmp(tok, "ext_", 4) || !strncmp(tok, "ssl_", 4)) {
+		if (!strncmp(tok, "ext_", 4)) {
 			snprintf(err, errlen,
-				 "-o %s: extstore and TLS are not supported", q);
+				 "-o %s: extstore is not supported", q);
 			return -EINVAL;
 		}
 		fprintf(stderr, "anchorkv: ignoring memcached option -o %s "
@@ -246,9 +255,10 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 			fprintf(stderr, "anchorkv: ignoring memcached option -%c "
 				"(no equivalent)\n", c);
 			continue;
-		case 'S': case 'Z':
-			snprintf(err, errlen, "option -%c (SASL, TLS) is not "
-				 "supported", c);
+		case 'S':
+			snprintf(err, errlen, "option -S (SASL) is not "
+				 "supported; -Y is memcached's other "
+				 "authentication");
 			return -EINVAL;
 		case ':':
 			snprintf(err, errlen, "option %s needs a value",
@@ -298,7 +308,8 @@ void settings_usage(const char *prog)
 "  -f, --config=<file>          read directives from <file> first\n"
 "  -p, --port=<num>             TCP port (default: 11211) [port]\n"
 "  -l, --listen=<addr>          addresses to listen on, comma separated,\n"
-"                               each host, host:port or [ipv6]:port\n"
+"                               each host, host:port or [ipv6]:port; with\n"
+"                               -Z, notls:<addr> keeps one plain\n"
 "                               (default: 127.0.0.1) [listen]\n"
 "  -s, --unix-socket=<file>     UNIX socket; disables TCP, as memcached\n"
 "                               [unixsocket]\n"
@@ -333,6 +344,32 @@ void settings_usage(const char *prog)
 "  -Y, --auth-file=<file>       require a user and password from <file>\n"
 "                               (user:password lines) on every connection,\n"
 "                               as memcached's -Y (default: none) [auth_file]\n"
+"  -Z, --enable-ssl             TLS on every TCP listener (OpenSSL; TLS 1.2\n"
+"                               and 1.3) [ssl_enabled yes]; set with -o:\n"
+"         ssl_chain_cert=<file> certificate chain, PEM [ssl_chain_cert]\n"
+"         ssl_key=<file>        private key, when not in the chain file\n"
+"                               [ssl_key]\n"
+"         ssl_keyformat=1|2     key file format: 1 PEM, 2 DER (default: 1)\n"
+"                               [ssl_keyformat]\n"
+"         ssl_ca_cert=<file>    CAs whose client certificates are accepted\n"
+"                               [ssl_ca_cert]\n"
+"         ssl_verify_mode=0..3  client certificates: 0 none, 1 request,\n"
+"                               2 require, 3 once (default: 0)\n"
+"                               [ssl_verify_mode]\n"
+"         ssl_min_version=2|3   lowest TLS: 2 or tlsv1.2, 3 or tlsv1.3\n"
+"                               (default: 2) [ssl_min_version]\n"
+"         ssl_ciphers=<list>    OpenSSL cipher list for TLS 1.2\n"
+"                               [ssl_ciphers]\n"
+"         ssl_session_cache     server-side session resumption (default:\n"
+"                               off) [ssl_session_cache]\n"
+"         ssl_wbuf_size=<kb>    reply bytes gathered into one record\n"
+"                               (default: 16) [ssl_wbuf_size]\n"
+"         ssl_kernel_tls        kernel TLS offload when available\n"
+"                               [ssl_kernel_tls]\n"
+"         ssl_handshake_timeout=<secs>\n"
+"                               close a client whose handshake is not done\n"
+"                               by then (default: 5; 0 never)\n"
+"                               [ssl_handshake_timeout]\n"
 "  -e, --memory-file=<file>     warm restart: load <file> at start, write it\n"
 "                               at a graceful stop (SIGUSR1, shutdown\n"
 "                               graceful) [snapshot_file]\n"
@@ -350,8 +387,8 @@ void settings_usage(const char *prog)
 "                               [user]\n"
 "      --logfile=<file>         log to <file> instead of stderr [logfile]\n"
 "  -o, --extended=<opts>        memcached extended options: idle_timeout=N,\n"
-"                               hashpower=N; others are ignored with a\n"
-"                               warning\n"
+"                               hashpower=N, ssl_*; others are ignored\n"
+"                               with a warning\n"
 "  -U 0, -B ascii|auto          accepted for memcached compatibility\n"
 "                               (there is no UDP: -U other than 0 is refused)\n"
 "  -h, --help                   this text\n"

@@ -38,6 +38,7 @@
 
 #include "alloc.h"
 #include "compiler.h"
+#include "conn_tls.h"
 #include "log.h"
 #include "reply.h"
 #include "settings.h"
@@ -80,7 +81,7 @@ void conn_addr_format(const struct sockaddr *sa, socklen_t salen, char *out,
 }
 
 struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
-		      const char *listen_addr)
+		      const char *listen_addr, bool tls)
 {
 	struct conn *c = ak_calloc(1, sizeof(*c));
 
@@ -96,6 +97,7 @@ struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
 	INIT_LIST_HEAD(&c->node);
 	conn_addr_format(sa, salen, c->addr, sizeof(c->addr));
 	c->listen_addr = listen_addr;
+	c->tls = tls;
 	return c;
 }
 
@@ -119,6 +121,13 @@ static int64_t conn_now(const struct conn *c)
  */
 static unsigned int conn_timeout_secs(const struct conn *c)
 {
+	if (c->handshaking) {
+		int64_t left = c->hs_deadline - conn_now(c);
+
+		if (!c->hs_deadline)
+			return 0;
+		return left > 1 ? (unsigned int)left : 1;
+	}
 	if (c->closing || c->eof)
 		return settings.idle_timeout && settings.idle_timeout <
 		       CONN_LINGER_SECS ? settings.idle_timeout :
@@ -137,6 +146,7 @@ void conn_close(struct conn *c)
 		event_free(c->rev);
 	if (c->wev)
 		event_free(c->wev);
+	conn_tls_free(c);
 	close(c->fd);
 	proto_conn_release(&c->pc);
 	stats_dec(curr_conns);
@@ -151,6 +161,8 @@ void conn_close(struct conn *c)
  */
 static int conn_fill(struct conn *c)
 {
+	if (c->ssl)
+		return conn_tls_fill(c);
 	for (;;) {
 		size_t room = c->rsize - c->rlen;
 		ssize_t n;
@@ -190,6 +202,8 @@ static int conn_flush(struct conn *c)
 	struct conn_owner *w = c->owner;
 	struct reply *out = &c->pc.out;
 
+	if (c->ssl)
+		return conn_tls_flush(c);
 	while (reply_pending(out)) {
 		struct msghdr msg = { 0 };
 		ssize_t n;
@@ -322,6 +336,23 @@ static int conn_update_events(struct conn *c, bool yield)
 	unsigned int secs = conn_timeout_secs(c);
 	struct timeval tv = { .tv_sec = secs, .tv_usec = 0 };
 
+	if (c->handshaking) {
+		/* SSL_accept said which; the read timeout is the deadline */
+		want_read = !c->tls_read_wants_write;
+		want_write = c->tls_read_wants_write;
+		if (want_read && event_add(c->rev, secs ? &tv : NULL))
+			goto fail;
+	} else if (c->ssl) {
+		if (c->tls_write_wants_read) {
+			want_read = true;	/* and not writable: it would spin */
+			want_write = yield || proto_busy(&c->pc);
+		}
+		if (c->tls_read_wants_write)
+			want_write = true;
+		/* input OpenSSL holds: the socket will not say so */
+		if (want_read && conn_tls_pending(c))
+			want_write = true;
+	}
 	if (want_read != c->reading) {
 		if (want_read && event_add(c->rev, secs ? &tv : NULL))
 			goto fail;
@@ -412,6 +443,15 @@ static bool conn_check_idle(struct conn *c, unsigned int slack)
 {
 	unsigned int secs = conn_timeout_secs(c);
 
+	if (c->handshaking) {
+		/* not yet (the clock counts whole seconds): wait what is left,
+		 * not a whole timeout more */
+		if (!conn_tls_expired(c, conn_now(c)) &&
+		    !conn_update_events(c, false))
+			return false;
+		conn_close(c);
+		return true;
+	}
 	if (!secs || conn_now(c) - c->last_active < (int64_t)secs + slack)
 		return false;
 	if (c->closing || c->eof)
@@ -421,6 +461,32 @@ static bool conn_check_idle(struct conn *c, unsigned int slack)
 		log_conn("<%d idle for %u s, closing", c->fd, secs);
 	conn_close(c);
 	return true;
+}
+
+/*
+ * A TLS handshake's step on an event. Return: true when the connection may
+ * go on (the handshake is done); false when it waits or was closed.
+ */
+static bool conn_handshake(struct conn *c)
+{
+	int rc = conn_tls_handshake(c);
+
+	if (rc > 0) {
+		/* the read event kept the handshake's deadline: re-armed with
+		 * the connection's own timeout by conn_update_events() */
+		if (c->reading)
+			event_del(c->rev);
+		c->reading = false;
+		return true;
+	}
+	if (rc < 0 || conn_update_events(c, false))
+		conn_close(c);
+	return false;
+}
+
+static bool conn_may_fill(const struct conn *c)
+{
+	return !c->eof && !c->closing;
 }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg)
@@ -437,7 +503,9 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
 	 * a second more makes sure a full timeout went by */
 	if (conn_check_idle(c, 1))
 		return;
-	if (!c->eof && !c->closing && conn_fill(c) < 0) {
+	if (c->handshaking && !conn_handshake(c))
+		return;
+	if (conn_may_fill(c) && conn_fill(c) < 0) {
 		conn_close(c);
 		return;
 	}
@@ -451,6 +519,19 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	if ((what & EV_TIMEOUT) && !(what & EV_WRITE)) {
 		conn_check_idle(c, 0);
+		return;
+	}
+	if (c->handshaking) {
+		if (conn_check_idle(c, 1) || !conn_handshake(c))
+			return;
+		if (conn_may_fill(c) && conn_fill(c) < 0) {
+			conn_close(c);
+			return;
+		}
+	} else if (c->ssl && conn_may_fill(c) &&
+		   (c->tls_read_wants_write || conn_tls_pending(c)) &&
+		   conn_fill(c) < 0) {
+		conn_close(c);
 		return;
 	}
 	conn_run(c);
@@ -471,8 +552,12 @@ void conn_adopt(struct conn_owner *w, struct conn *c)
 		conn_close(c);
 		return;
 	}
-	log_conn("<%d new connection from %s on %s (worker %u)", c->fd,
-		 c->addr, c->listen_addr, w->id);
+	if (c->tls && conn_tls_start(c)) {
+		conn_close(c);
+		return;
+	}
+	log_conn("<%d new %sconnection from %s on %s (worker %u)", c->fd,
+		 c->tls ? "TLS " : "", c->addr, c->listen_addr, w->id);
 	if (conn_update_events(c, false))
 		conn_close(c);
 }

@@ -41,6 +41,7 @@
 
 struct conn;
 struct event;
+struct ssl_st;
 struct event_base;
 struct store;
 
@@ -60,6 +61,7 @@ struct conn_owner {
 	 * owner's books (called from conn_close()) */
 	void (*conn_gone)(struct conn_owner *o, struct conn *c);
 	struct iovec iov[IOV_MAX];	/* writev scratch */
+	char *tls_buf;			/* TLS: small replies gathered (ssl_wbuf_size) */
 };
 
 struct conn {
@@ -80,6 +82,17 @@ struct conn {
 	int64_t last_active;		/* unix time of the last progress */
 	char addr[CONN_ADDR_MAX];	/* "tcp:127.0.0.1:54321" */
 	const char *listen_addr;	/* its listener's name */
+
+	/* TLS (conn_tls.c): tls is immutable; the rest is the owner's */
+	bool tls;			/* accepted on a TLS listener */
+	bool handshaking;		/* TLS: the handshake is not done */
+	bool tls_dead;			/* TLS: a fatal error, no close_notify */
+	bool tls_read_wants_write;	/* SSL_read waits for writable */
+	bool tls_write_wants_read;	/* SSL_write waits for readable */
+	struct ssl_st *ssl;		/* TLS: the session, or NULL */
+	const char *tls_version;	/* "TLSv1.3" once done; stats reads */
+	size_t tls_retry;		/* a blocked SSL_write's length: repeat it */
+	int64_t hs_deadline;		/* unix time the handshake must end by */
 };
 
 /**
@@ -88,12 +101,13 @@ struct conn {
  * @sa:          the peer address from accept()
  * @salen:       its length
  * @listen_addr: the listener's name, which outlives the connection
+ * @tls:         speak TLS on it (the handshake starts on the worker)
  *
  * Context: main thread; allocates.
  * Return: the connection (not yet owned by a worker), or NULL.
  */
 struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
-		      const char *listen_addr);
+		      const char *listen_addr, bool tls);
 
 /**
  * conn_adopt() - start serving a connection on its owner's loop

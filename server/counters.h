@@ -27,6 +27,8 @@ struct server_stats {
 	uint64_t listen_disabled_num;	/* accept paused on EMFILE (resettable) */
 	uint64_t listen_disabled_us;	/* time spent paused (resettable) */
 	uint64_t accepting_conns;	/* 1 while the listeners are enabled */
+	uint64_t ssl_handshake_errors;	/* TLS handshakes failed or timed out */
+	uint64_t ssl_new_sessions;	/* TLS sessions cached (ssl_session_cache) */
 };
 
 extern struct server_stats server_stats;

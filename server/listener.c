@@ -110,7 +110,15 @@ static int listen_one_tcp(struct server *srv, const struct settings *s,
 	struct addrinfo hints = { 0 }, *res, *ai;
 	char host[256], port[16], name[LISTENER_NAME_MAX];
 	int bound = 0, rc, last_errno = 0;
+	bool tls = s->tls.enabled;
 
+	/* -Z with -l notls:<addr>: this one stays plain, as memcached */
+	if (len > SETTINGS_NOTLS_LEN &&
+	    !memcmp(tok, SETTINGS_NOTLS, SETTINGS_NOTLS_LEN)) {
+		tok += SETTINGS_NOTLS_LEN;
+		len -= SETTINGS_NOTLS_LEN;
+		tls = false;
+	}
 	split_host_port(tok, len, host, sizeof(host), port, sizeof(port),
 			s->port);
 	if (!strcmp(port, "0"))
@@ -160,6 +168,7 @@ static int listen_one_tcp(struct server *srv, const struct settings *s,
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
+		srv->listeners[srv->nlisteners - 1].tls = tls;
 		bound++;
 	}
 	freeaddrinfo(res);
@@ -356,7 +365,8 @@ static void listener_on_accept(evutil_socket_t lfd, short what, void *arg)
 		if (!l->is_unix)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
 				   sizeof(one));
-		c = conn_new(fd, (struct sockaddr *)&ss, sslen, l->name);
+		c = conn_new(fd, (struct sockaddr *)&ss, sslen, l->name,
+			     l->tls);
 		if (!c) {
 			log_error("out of memory for a new connection on %s",
 				  l->name);

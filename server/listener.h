@@ -33,6 +33,7 @@ struct listener {
 	int fd;
 	bool is_unix;
 	bool loopback;			/* only local clients can reach it */
+	bool tls;			/* -Z, and not notls: */
 	struct event *ev;
 	char name[LISTENER_NAME_MAX];	/* "tcp:127.0.0.1:11211", "unix:/p" */
 };

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <inttypes.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 #include "server.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "tls.h"
 #include "stats.h"
 #include "store.h"
 #include "version.h"
@@ -112,7 +114,20 @@ static int server_snapshot_hook(void *arg)
 }
 
 /* What the protocol engine calls of the server (arg: the worker). */
+/* "refresh_certs": the TLS files read again (tls.h). */
+static int server_refresh_certs_hook(void *arg, char *err, size_t errlen)
+{
+	(void)arg;
+	if (tls_reload(err, errlen)) {
+		log_error("refresh_certs: %s; the old certificates stay", err);
+		return -1;
+	}
+	log_info("refresh_certs: TLS certificates reloaded");
+	return 0;
+}
+
 static const struct proto_hooks server_hooks = {
+	.refresh_certs = server_refresh_certs_hook,
 	.stats = stats_hook,
 	.shutdown = server_shutdown_hook,
 	.snapshot = server_snapshot_hook,
@@ -194,6 +209,14 @@ static void log_start(const struct server *srv)
 	if (settings.proto.auth_enabled)
 		log_info("authentication required: %u user:password entries "
 			 "from %s (-Y)", srv->auth->n, settings.auth_file);
+	if (settings.tls.enabled)
+		log_info("TLS (-Z): %s from %s, at least %s, client "
+			 "certificates: %s", OpenSSL_version(OPENSSL_VERSION),
+			 settings.tls.chain_cert,
+			 tls_version_name(settings.tls.min_version),
+			 settings.tls.verify_mode == 0 ? "not asked" :
+			 settings.tls.verify_mode == 1 ? "requested" :
+			 "required");
 }
 
 /* Reads the auth file into a new table. Return: it, or NULL (@err says
@@ -257,6 +280,15 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 			log_info("SIGHUP: logfile %s reopened",
 				 settings.logfile);
 	}
+	if (settings.tls.enabled) {
+		char terr[TLS_ERR_MAX];
+
+		if (tls_reload(terr, sizeof(terr)))
+			log_error("SIGHUP: %s; the old TLS certificates stay",
+				  terr);
+		else
+			log_info("SIGHUP: TLS certificates reloaded");
+	}
 	if (!settings.proto.auth_enabled) {
 		log_info("SIGHUP: no auth_file to reload");
 		return;
@@ -293,20 +325,52 @@ static void free_auth(struct server *srv)
 	}
 }
 
-/* One line per address outside loopback, unless -Y is set. */
+/*
+ * One line per address outside loopback, unless -Y is set: without TLS
+ * anyone who can reach it, or read the traffic, gets every item; with TLS
+ * but no client certificates required, the traffic is private but anyone
+ * can still connect.
+ */
 static void warn_exposed(const struct server *srv)
 {
+	bool certs = settings.tls.verify_mode >= 2;
 	unsigned int i;
 
 	if (settings.proto.auth_enabled)
 		return;
-	for (i = 0; i < srv->nlisteners; i++)
-		if (!srv->listeners[i].loopback)
+	for (i = 0; i < srv->nlisteners; i++) {
+		const struct listener *l = &srv->listeners[i];
+
+		if (l->loopback)
+			continue;
+		if (!l->tls)
 			log_warn("listening on %s, which is not a loopback "
 				 "address, without authentication (-Y): "
 				 "anyone who can reach it can read, change "
-				 "and delete every item",
-				 srv->listeners[i].name);
+				 "and delete every item", l->name);
+		else if (!certs)
+			log_warn("listening on %s with TLS, which is not a "
+				 "loopback address, without authentication "
+				 "(-Y) or client certificates "
+				 "(ssl_verify_mode 2): the traffic is "
+				 "encrypted, but anyone who can reach it can "
+				 "connect and read, change and delete every "
+				 "item", l->name);
+	}
+}
+
+/*
+ * -Z: the TLS context from the certificate files, or refuse to start;
+ * before privileges are dropped (the key may be readable by root only).
+ */
+static void load_tls(void)
+{
+	char err[TLS_ERR_MAX];
+
+	if (!settings.tls.enabled)
+		return;
+	if (tls_init(err, sizeof(err)))
+		die("TLS (-Z): %s", err);
 }
 
 static struct store *create_store(void)
@@ -478,11 +542,17 @@ int main(int argc, char **argv)
 	make_absolute(settings.logfile, sizeof(settings.logfile), "logfile");
 	make_absolute(settings.snapshot_file, sizeof(settings.snapshot_file),
 		      "snapshot_file");
+	make_absolute(settings.tls.chain_cert, sizeof(settings.tls.chain_cert),
+		      "ssl_chain_cert");
+	make_absolute(settings.tls.key, sizeof(settings.tls.key), "ssl_key");
+	make_absolute(settings.tls.ca_cert, sizeof(settings.tls.ca_cert),
+		      "ssl_ca_cert");
 	redirect_logs();
 	raise_nofile_limit();
 	if (hash_init())
 		die("cannot initialise the hash seed (libsodium)");
 	load_auth(&srv);
+	load_tls();
 
 	make_absolute(settings.pidfile, sizeof(settings.pidfile), "pidfile");
 	if (settings.daemonize)
@@ -540,6 +610,7 @@ int main(int argc, char **argv)
 	prefix_stats_destroy(settings.proto.prefixes);
 	settings.proto.prefixes = NULL;
 	free_auth(&srv);
+	tls_exit();
 	pthread_mutex_destroy(&srv.stats_lock);
 	if (settings.pidfile[0] && unlink(settings.pidfile) && errno != ENOENT)
 		log_warn("cannot remove pidfile %s: %s", settings.pidfile,

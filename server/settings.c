@@ -56,6 +56,11 @@ void settings_init(struct settings *s)
 	s->proto.flush_enabled = true;
 	s->proto.shutdown_enabled = false;
 	s->proto.verbose = 0;
+	s->tls.verify_mode = 0;
+	s->tls.min_version = 2;
+	s->tls.keyformat = 1;
+	s->tls.wbuf_size = 16 * 1024;
+	s->tls.handshake_timeout = 5;
 }
 
 /* ---- value parsers: 0 or -EINVAL, and @s untouched on failure ---- */
@@ -180,6 +185,11 @@ static bool listen_token_valid(const char *t, size_t len)
 	uint64_t p;
 	char buf[8];
 
+	if (len > SETTINGS_NOTLS_LEN &&
+	    !memcmp(t, SETTINGS_NOTLS, SETTINGS_NOTLS_LEN)) {
+		t += SETTINGS_NOTLS_LEN;
+		len -= SETTINGS_NOTLS_LEN;
+	}
 	if (len == 0)
 		return false;
 	for (i = 0; i < len; i++)
@@ -410,6 +420,80 @@ static int set_auth_file(struct settings *s, const char *v)
 		return -EINVAL;
 	return parse_string(v, s->auth_file, sizeof(s->auth_file));
 }
+static int set_tls(struct settings *s, const char *v)
+{
+	return parse_bool(v, &s->tls.enabled);
+}
+
+static int set_ssl_chain_cert(struct settings *s, const char *v)
+{
+	return parse_string(v, s->tls.chain_cert, sizeof(s->tls.chain_cert));
+}
+
+static int set_ssl_key(struct settings *s, const char *v)
+{
+	return parse_string(v, s->tls.key, sizeof(s->tls.key));
+}
+
+static int set_ssl_ca_cert(struct settings *s, const char *v)
+{
+	return parse_string(v, s->tls.ca_cert, sizeof(s->tls.ca_cert));
+}
+
+static int set_ssl_ciphers(struct settings *s, const char *v)
+{
+	return parse_string(v, s->tls.ciphers, sizeof(s->tls.ciphers));
+}
+
+static int set_ssl_verify_mode(struct settings *s, const char *v)
+{
+	return parse_uint_range(v, 0, 3, &s->tls.verify_mode);
+}
+
+/* memcached's numbers (2, 3) or the names it prints (tlsv1.2, tlsv1.3);
+ * TLS 1.0 and 1.1 (memcached's 0 and 1) are not offered */
+static int set_ssl_min_version(struct settings *s, const char *v)
+{
+	if (!strcmp(v, "2") || !strcasecmp(v, "tlsv1.2"))
+		s->tls.min_version = 2;
+	else if (!strcmp(v, "3") || !strcasecmp(v, "tlsv1.3"))
+		s->tls.min_version = 3;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int set_ssl_keyformat(struct settings *s, const char *v)
+{
+	return parse_uint_range(v, 1, 2, &s->tls.keyformat);
+}
+
+/* kilobytes, as memcached's */
+static int set_ssl_wbuf_size(struct settings *s, const char *v)
+{
+	unsigned int kb;
+
+	if (parse_uint_range(v, 1, 1024, &kb))
+		return -EINVAL;
+	s->tls.wbuf_size = kb * 1024;
+	return 0;
+}
+
+static int set_ssl_session_cache(struct settings *s, const char *v)
+{
+	return parse_bool(v, &s->tls.session_cache);
+}
+
+static int set_ssl_kernel_tls(struct settings *s, const char *v)
+{
+	return parse_bool(v, &s->tls.kernel_tls);
+}
+
+static int set_ssl_handshake_timeout(struct settings *s, const char *v)
+{
+	return parse_uint_range(v, 0, 3600, &s->tls.handshake_timeout);
+}
+
 const struct setting_desc setting_table[] = {
 	{ "port", 'p', "port", NULL, set_port,
 	  "a port number 0..65535" },
@@ -459,6 +543,29 @@ const struct setting_desc setting_table[] = {
 	  "a path of at most 1023 bytes" },
 	{ "snapshot_on_exit", OPT_SNAPSHOT_ON_EXIT, "snapshot-on-exit", NULL,
 	  set_snapshot_on_exit, "yes or no" },
+	{ "ssl_enabled", 'Z', "enable-ssl", "yes", set_tls, "yes or no" },
+	{ "ssl_chain_cert", 0, NULL, NULL, set_ssl_chain_cert,
+	  "a path of at most 1023 bytes" },
+	{ "ssl_key", 0, NULL, NULL, set_ssl_key,
+	  "a path of at most 1023 bytes" },
+	{ "ssl_ca_cert", 0, NULL, NULL, set_ssl_ca_cert,
+	  "a path of at most 1023 bytes" },
+	{ "ssl_ciphers", 0, NULL, NULL, set_ssl_ciphers,
+	  "an OpenSSL cipher list of at most 511 bytes" },
+	{ "ssl_verify_mode", 0, NULL, NULL, set_ssl_verify_mode,
+	  "0 (none), 1 (request), 2 (require) or 3 (once)" },
+	{ "ssl_min_version", 0, NULL, NULL, set_ssl_min_version,
+	  "2 or tlsv1.2, 3 or tlsv1.3" },
+	{ "ssl_keyformat", 0, NULL, NULL, set_ssl_keyformat,
+	  "1 (PEM) or 2 (DER)" },
+	{ "ssl_wbuf_size", 0, NULL, NULL, set_ssl_wbuf_size,
+	  "kilobytes 1..1024" },
+	{ "ssl_session_cache", 0, NULL, NULL, set_ssl_session_cache,
+	  "yes or no" },
+	{ "ssl_kernel_tls", 0, NULL, NULL, set_ssl_kernel_tls,
+	  "yes or no" },
+	{ "ssl_handshake_timeout", 0, NULL, NULL, set_ssl_handshake_timeout,
+	  "seconds 0..3600, 0 for none" },
 };
 
 _Static_assert(ARRAY_SIZE(setting_table) == SETTINGS_NR,
@@ -583,6 +690,24 @@ int settings_finish(struct settings *s, char *err, size_t errlen)
 		snprintf(err, errlen, "max_item_size (-I) %zu is above half "
 			 "of memory_limit (-m) %zu bytes; raise -m or lower -I",
 			 s->proto.item_size_max, s->maxbytes);
+		return -EINVAL;
+	}
+	if (strstr(s->listen, SETTINGS_NOTLS) && !s->tls.enabled) {
+		/* memcached's words */
+		snprintf(err, errlen, "'notls' option is valid only when SSL "
+			 "is enabled (-Z)");
+		return -EINVAL;
+	}
+	if (s->tls.enabled && (s->unixsocket[0] || s->port == 0)) {
+		snprintf(err, errlen, "TLS (-Z) needs a TCP port: %s",
+			 s->unixsocket[0] ? "a unix socket (-s) replaces TCP "
+			 "and is not encrypted" : "port (-p) is 0");
+		return -EINVAL;
+	}
+	if (s->tls.enabled && !s->tls.chain_cert[0]) {
+		snprintf(err, errlen, "TLS (-Z) needs a certificate: "
+			 "-o ssl_chain_cert=FILE (and ssl_key=FILE when the "
+			 "key is not in it)");
 		return -EINVAL;
 	}
 	if (s->port == 0 && !s->unixsocket[0]) {

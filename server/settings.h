@@ -34,6 +34,31 @@
 #define SETTINGS_UNIX_MAX	108	/* -s: sizeof(sun_path) on Linux */
 #define SETTINGS_USER_MAX	64
 
+#define SETTINGS_CIPHERS_MAX	512	/* ssl_ciphers */
+#define SETTINGS_NOTLS		"notls:"	/* -l notls:<addr>: plain */
+#define SETTINGS_NOTLS_LEN	6
+
+/*
+ * TLS (-Z and memcached's -o ssl_* options, the same as directives): what
+ * server/tls.c builds its OpenSSL context from. The values are memcached's:
+ * verify_mode 0 none, 1 request, 2 require, 3 once; min_version 2 TLS 1.2,
+ * 3 TLS 1.3; keyformat 1 PEM, 2 DER.
+ */
+struct tls_settings {
+	bool enabled;				/* -Z: every TCP listener */
+	char chain_cert[SETTINGS_PATH_MAX];	/* "": none */
+	char key[SETTINGS_PATH_MAX];		/* "": in chain_cert */
+	char ca_cert[SETTINGS_PATH_MAX];	/* "": no client CA */
+	char ciphers[SETTINGS_CIPHERS_MAX];	/* "": OpenSSL's default */
+	unsigned int verify_mode;		/* 0..3 */
+	unsigned int min_version;		/* 2 or 3 */
+	unsigned int keyformat;			/* 1 or 2 */
+	unsigned int wbuf_size;			/* bytes gathered per record */
+	unsigned int handshake_timeout;		/* seconds; 0: none */
+	bool session_cache;
+	bool kernel_tls;
+};
+
 /* Exit status for every start-up failure (bad value, bind failure...). */
 #define SETTINGS_EXIT_FAILURE	1
 
@@ -76,6 +101,7 @@ struct settings {
 
 	/* security */
 	char auth_file[SETTINGS_PATH_MAX];	/* -Y; "": no authentication */
+	struct tls_settings tls;		/* -Z, -o ssl_*=... */
 };
 
 extern struct settings settings;

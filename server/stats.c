@@ -47,6 +47,7 @@
 #include "server.h"
 #include "settings.h"
 #include "store.h"
+#include "tls.h"
 #include "worker.h"
 
 _Static_assert(sizeof(struct proto_stats) % sizeof(uint64_t) == 0,
@@ -186,6 +187,21 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_str(out, "allocator", ak_alloc_name());
 }
 
+/* memcached's TLS lines, only with -Z, in its place and order */
+static void stats_tls(struct server *srv, struct reply *out)
+{
+	int64_t now = store_unix_time(srv->store);
+	int64_t at = tls_last_refresh();
+
+	if (!settings.tls.enabled)
+		return;
+	if (settings.tls.session_cache)
+		stat_u64(out, "ssl_new_sessions", stats_read(ssl_new_sessions));
+	stat_u64(out, "ssl_handshake_errors", stats_read(ssl_handshake_errors));
+	stat_u64(out, "time_since_server_cert_refresh",
+		 (uint64_t)(now > at ? now - at : 0));
+}
+
 static void stats_general(struct server *srv, struct reply *out)
 {
 	struct stats_totals t;
@@ -264,8 +280,9 @@ static void stats_general(struct server *srv, struct reply *out)
 		   "lru_crawler_starts lru_maintainer_juggles");
 	stat_u64(out, "malloc_fails", ak_alloc_failed());
 	stat_zeros(out, "log_worker_dropped log_worker_written "
-		   "log_watcher_skipped log_watcher_sent log_watchers "
-		   "unexpected_napi_ids round_robin_fallback");
+		   "log_watcher_skipped log_watcher_sent log_watchers");
+	stats_tls(srv, out);
+	stat_zeros(out, "unexpected_napi_ids round_robin_fallback");
 	stat_u64(out, "bytes", st.bytes);
 	stat_u64(out, "curr_items", st.curr_items);
 	stat_u64(out, "total_items", st.total_items);
@@ -320,6 +337,27 @@ static void stats_shards(struct server *srv, struct reply *out)
 	}
 }
 
+/* memcached's ssl_* lines of "stats settings"; ssl_enabled always */
+static void stats_tls_settings(struct reply *out)
+{
+	const struct tls_settings *t = &settings.tls;
+
+	stat_str(out, "ssl_enabled", yes_no(t->enabled));
+	if (!t->enabled)
+		return;
+	stat_str(out, "ssl_chain_cert", t->chain_cert);
+	stat_str(out, "ssl_key", t->key[0] ? t->key : t->chain_cert);
+	stat_u64(out, "ssl_verify_mode", t->verify_mode);
+	stat_u64(out, "ssl_keyformat", t->keyformat);
+	stat_str(out, "ssl_ciphers", t->ciphers[0] ? t->ciphers : "NULL");
+	stat_str(out, "ssl_ca_cert", t->ca_cert[0] ? t->ca_cert : "NULL");
+	stat_u64(out, "ssl_wbuf_size", t->wbuf_size);
+	stat_str(out, "ssl_session_cache", yes_no(t->session_cache));
+	stat_str(out, "ssl_kernel_tls", yes_no(t->kernel_tls));
+	stat_str(out, "ssl_min_version", tls_version_name(t->min_version));
+	stat_u64(out, "ssl_handshake_timeout", t->handshake_timeout);
+}
+
 static void stats_settings(struct server *srv, struct reply *out)
 {
 	const struct settings *s = &settings;
@@ -354,6 +392,7 @@ static void stats_settings(struct server *srv, struct reply *out)
 	stat_u64(out, "hashpower_init", s->hash_power);
 	stat_str(out, "flush_enabled", yes_no(s->proto.flush_enabled));
 	stat_u64(out, "idle_timeout", s->idle_timeout);
+	stats_tls_settings(out);
 	/* anchorkv's own */
 	stat_u64(out, "range_max", s->proto.range_max);
 	stat_u64(out, "shards", s->shards);
@@ -422,6 +461,13 @@ static void stats_conn(const struct conn *c, void *arg)
 		   conn_state_name(c));
 	reply_addf(walk->out, "STAT %d:secs_since_last_cmd %" PRId64 "\r\n",
 		   c->fd, walk->now > last ? walk->now - last : 0);
+	/* anchorkv's: which connections are encrypted, and how */
+	if (c->tls) {
+		const char *v = READ_ONCE(c->tls_version);
+
+		reply_addf(walk->out, "STAT %d:tls %s\r\n", c->fd,
+			   v ? v : "handshake");
+	}
 }
 
 /* One line per listener and three or four per connection, as memcached. */

@@ -16,7 +16,10 @@
 #     sorted sets;
 #  4. meta: mg pipelined against memcached's;
 #  5. snapshot: the warm-restart snapshot written and loaded against
-#     Redis's BGSAVE and RDB load, and p99 while one is written.
+#     Redis's BGSAVE and RDB load, and p99 while one is written;
+#  6. tls: p1 and p16 over TLS (memtier_benchmark --tls) against anchorkv
+#     -Z and memcached -Z, with the same certificate, beside anchorkv's
+#     plain-text run (memtier only, built with TLS).
 #
 # Knobs (environment):
 #   BENCH_ROUNDS=3          rounds of section 1 (and 3)
@@ -28,7 +31,7 @@
 #   BENCH_INSERT_KEYS=3000000 new keys per run of section 1b
 #   BENCH_GENERATOR=auto    auto, memtier or memcaslap
 #   BENCH_SNAP_ITEMS=10000000  items of section 5 (snapshot)
-#   BENCH_SECTIONS="load inserts memory range meta snapshot"
+#   BENCH_SECTIONS="load inserts memory range meta snapshot tls"
 #   BENCH_OUT=tests/bench/results
 #   BENCH_BASELINE=             a second anchorkv binary (say, built from an
 #                               older commit) run in section 1 beside this
@@ -65,7 +68,7 @@ else
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-3000000}
 fi
-SECTIONS=${BENCH_SECTIONS:-"load inserts memory range meta snapshot"}
+SECTIONS=${BENCH_SECTIONS:-"load inserts memory range meta snapshot tls"}
 GEN=${BENCH_GENERATOR:-auto}
 if [ "$GEN" = auto ]; then
 	if command -v memtier_benchmark >/dev/null; then
@@ -126,12 +129,31 @@ wait_port() {
 }
 
 # start_server NAME: starts server NAME on a free port; sets
-# PORT_<NAME> and PID_<NAME>. Names: ak1 ak2 ak4 bl1 bl2 mc1 mc2 redis.
+# PORT_<NAME> and PID_<NAME>. Names: ak1 ak2 ak4 bl1 bl2 mc1 mc2 redis,
+# and akt1 mct1: -Z on TLSPORT_<NAME>, PORT_<NAME> plain beside it (for
+# loading and stats), with the certificate of make_cert.
 start_server() {
-	local name=$1 port pid user=""
+	local name=$1 port pid user="" tport tls
 	port=$(free_port)
 	[ "$(id -u)" = 0 ] && user="-u nobody"
 	case $name in
+	akt1|mct1)
+		tport=$(free_port)
+		tls="-Z -o ssl_chain_cert=$TMP/tls.pem,ssl_key=$TMP/tls.key"
+		tls="$tls -l notls:127.0.0.1:$port,127.0.0.1:$tport"
+		eval "TLSPORT_$name=$tport"
+		;;
+	esac
+	case $name in
+	akt1)
+		# shellcheck disable=SC2086
+		"$AK" -p "$port" -t 1 -m 4096 -c 4096 $tls 2>"$TMP/$name.log" &
+		;;
+	mct1)
+		# shellcheck disable=SC2086
+		memcached $user -p "$port" -t 1 -m 4096 -c 4096 $tls \
+			2>"$TMP/$name.log" &
+		;;
 	ak1|ak2|ak4)
 		"$AK" -p "$port" -t "${name#ak}" -m 4096 -c 4096 \
 			2>"$TMP/$name.log" &
@@ -278,7 +300,7 @@ memcaslap_args() {
 # (the load generator's own CPU use comes from the shell's time: user,
 # system and elapsed seconds, over the test time)
 run_workload() {
-	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f s0 s1
+	local round=$1 w=$2 name=$3 port pid proto args t0 t1 f s0 s1 tport
 	local TIMEFORMAT='%U %S %R'
 	# a timed run over the prefilled keys, or (ins16) a fixed number of
 	# new keys, however long that takes
@@ -288,16 +310,18 @@ run_workload() {
 		span="--key-maximum=$INS_KEYS --requests=$((INS_KEYS / 50))"
 		secs=1000000
 	fi
-	eval "port=\$PORT_$name pid=\$PID_$name"
+	eval "port=\$PORT_$name pid=\$PID_$name tport=\${TLSPORT_$name:-}"
 	proto=$(proto_of "$name")
 	f=$TMP/run.json
 	rm -f "$f"
 	if [ "$GEN" = memtier ]; then
 		args=$(memtier_args "$w" "$proto")
 		if [ -z "$args" ]; then
-			printf 'load\t%s\t%s\t%s\tn/a\n' "$round" "$w" "$name" >>"$RAW"
+			printf '%s\t%s\t%s\t%s\tn/a\n' "$ROWKIND" "$round" "$w" "$name" >>"$RAW"
 			return
 		fi
+		# a TLS server: the load goes to its TLS port
+		[ -z "$tport" ] || { port=$tport; args="$args --tls --tls-skip-verify"; }
 		s0=$(served "$name")
 		t0=$(cpu_ticks "$pid")
 		# shellcheck disable=SC2086
@@ -311,7 +335,7 @@ run_workload() {
 		s1=$(served "$name")
 	else
 		if [ "$proto" = resp ] || [ "$w" = int16 ] || [ "$w" = ins16 ]; then
-			printf 'load\t%s\t%s\t%s\tn/a\n' "$round" "$w" "$name" >>"$RAW"
+			printf '%s\t%s\t%s\t%s\tn/a\n' "$ROWKIND" "$round" "$w" "$name" >>"$RAW"
 			return
 		fi
 		set -- $(memcaslap_args "$w")
@@ -338,12 +362,15 @@ run_workload() {
 	$PY "$ROOT/tests/bench/report.py" parse "$GEN" "$f" "$((t1 - t0))" \
 		"$CLK_TCK" "$((s1 - s0))" "$TMP/gen.time" "$secs" |
 		while read -r ops rate p50 p99 cpu ok gen; do
-		printf 'load\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-			"$round" "$w" "$name" "$ops" "$rate" "$p50" "$p99" \
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+			"$ROWKIND" "$round" "$w" "$name" "$ops" "$rate" "$p50" "$p99" \
 			"$cpu" "$ok" "$gen" >>"$RAW"
 	done
 	log "round $round $w $name: $(tail -1 "$RAW" | cut -f6-11)"
 }
+
+# rows of run_workload: "load" (section 1) or "tls" (section 6)
+ROWKIND=load
 
 section_load() {
 	local s w r order
@@ -623,6 +650,44 @@ section_snapshot() {
 		stop_server rds
 		log "snapshot round $r: $(grep "^snap	$r	" "$RAW" | cut -f3- | tr '\t\n' ' ;')"
 	done
+}
+
+# ---- section 6: TLS ----
+
+# make_cert: a self-signed P-256 certificate for localhost in $TMP
+make_cert() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+		-nodes -keyout "$TMP/tls.key" -out "$TMP/tls.pem" -days 2 \
+		-subj /CN=localhost >/dev/null 2>&1 ||
+		{ echo "bench: openssl could not make a certificate" >&2; exit 1; }
+}
+
+# p1 and p16 over TLS: anchorkv -Z and memcached -Z (-t 1 each, same
+# certificate), and anchorkv's plain run beside them, interleaved by round
+section_tls() {
+	local r s w
+	if [ "$GEN" != memtier ] ||
+	   ! memtier_benchmark --help 2>&1 | grep -q -- '--tls'; then
+		log "tls: skipped (needs memtier_benchmark built with TLS)"
+		return
+	fi
+	make_cert
+	ROWKIND=tls
+	for s in ak1 akt1 mct1; do
+		start_server "$s"
+		load "$s" 0 $((KEYS + 1)) memtier- 32
+	done
+	for r in $(seq "$ROUNDS"); do
+		for w in p1 p16; do
+			for s in ak1 akt1 mct1; do
+				run_workload "$r" "$w" "$s"
+			done
+		done
+	done
+	for s in ak1 akt1 mct1; do
+		stop_server "$s"
+	done
+	ROWKIND=load
 }
 
 # main: the whole script is read before it runs (so editing it during a

@@ -28,6 +28,7 @@ SERVER_NAMES = {
     "bl1": "baseline -t 1", "bl2": "baseline -t 2",
     "mc1": "memcached -t 1", "mc2": "memcached -t 2",
     "redis": "redis-server",
+    "akt1": "anchorkv -t 1, TLS", "mct1": "memcached -t 1, TLS",
 }
 WORKLOADS = ["p1", "p16", "int16", "set16", "big4", "multiget", "ins16"]
 WORKLOAD_TEXT = {
@@ -112,11 +113,16 @@ def kv(text):
 
 def cmd_report(raw, meta_path, outdir, gen, plotdir):
     meta = dict(line.rstrip("\n").split("=", 1) for line in open(meta_path))
-    load, mem, rng, snap = {}, [], {}, {}
+    load, mem, rng, snap, tls = {}, [], {}, {}, {}
     by_round = {}   # (workload, server) -> {round: (ops/s, cpu/op)}
     for line in open(raw):
         f = line.rstrip("\n").split("\t")
-        if f[0] == "load":
+        if f[0] == "tls":
+            # tls ROUND WORKLOAD SERVER, then the columns of a load row
+            if f[4] != "n/a":
+                tls.setdefault((f[2], f[3]), []).append(
+                    [float(x) for x in f[4:11]])
+        elif f[0] == "load":
             key = (f[2], f[3])
             load.setdefault(key, [])
             if f[4] != "n/a":
@@ -341,11 +347,49 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
             write_issue11(w, rng, medians)
     if snap:
         write_snapshots(w, snap, meta)
+    if tls:
+        write_tls(w, tls)
 
     with open(outdir + "/latest.md", "w") as fp:
         fp.write("\n".join(out) + "\n")
     if medians:
         write_plot(medians, outdir, plotdir)
+
+
+def write_tls(w, tls):
+    """Section 6: TLS against memcached -Z and anchorkv's plain text."""
+    w("## TLS\n")
+    w("memtier_benchmark --tls (one thread, 50 connections, 1:10 set:get, "
+      "32 B values, 100,001 keys prefilled), against anchorkv -Z and "
+      "memcached -Z with the same P-256 certificate (TLS 1.3, "
+      "TLS_AES_256_GCM_SHA384), and anchorkv's plain text in the same "
+      "rounds; medians.\n")
+    w("| workload | server | ops/s | p50 ms | p99 ms | server CPU µs/op |")
+    w("| --- | --- | ---: | ---: | ---: | ---: |")
+    m = {}
+    for wl in ("p1", "p16"):
+        for s in ("ak1", "akt1", "mct1"):
+            rows = tls.get((wl, s))
+            if not rows:
+                continue
+            m[(wl, s)] = [med([r[i] for r in rows]) for i in range(5)]
+            v = m[(wl, s)]
+            w("| %s | %s | %s | %s | %s | %s |" % (
+                wl, SERVER_NAMES[s], fmt(v[1]), fmt(v[2], 3), fmt(v[3], 3),
+                fmt(v[4], 2)))
+    w("")
+    for wl in ("p1", "p16"):
+        a, t, c = (m.get((wl, s)) for s in ("ak1", "akt1", "mct1"))
+        if not t:
+            continue
+        w("- %s: CPU/op anchorkv TLS ÷ memcached TLS %s (target <= 1); "
+          "ops/s anchorkv TLS ÷ memcached TLS %s; CPU/op anchorkv TLS ÷ "
+          "anchorkv plain %s%s." % (
+              wl, "%.2fx" % (t[4] / c[4]) if c else "n/a",
+              "%.2fx" % (t[1] / c[1]) if c else "n/a",
+              "%.2fx" % (t[4] / a[4]) if a else "n/a",
+              " (target <= 1.5 on p16)" if wl == "p16" else ""))
+    w("")
 
 
 def write_snapshots(w, snap, meta):

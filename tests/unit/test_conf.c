@@ -413,7 +413,74 @@ static void test_long_options(void)
 	      !strcmp(s.snapshot_file, "/tmp/y") && s.snapshot_on_exit);
 	CHECK(run_args(&s, &act, "--snapshot-on-exit", "maybe", NULL) ==
 	      -EINVAL);
-	CHECK(run_args(&s, &act, "-Z", NULL) == -EINVAL);
+}
+
+/* -Z and memcached's -o ssl_* options, the same as directives */
+static void test_tls_settings(void)
+{
+	enum settings_action act;
+	struct settings s;
+
+	settings_init(&s);
+	CHECK(!s.tls.enabled && s.tls.verify_mode == 0 &&
+	      s.tls.min_version == 2 && s.tls.keyformat == 1 &&
+	      s.tls.wbuf_size == 16384 && s.tls.handshake_timeout == 5 &&
+	      !s.tls.session_cache && !s.tls.kernel_tls);
+	CHECK(run_args(&s, &act, "-Z", "-o", "ssl_chain_cert=/c.pem,"
+		       "ssl_key=/k.pem,ssl_ca_cert=/ca.pem,ssl_verify_mode=2,"
+		       "ssl_min_version=tlsv1.3,ssl_ciphers=ECDHE+AESGCM,"
+		       "ssl_session_cache,ssl_wbuf_size=32,ssl_kernel_tls,"
+		       "ssl_keyformat=2,ssl_handshake_timeout=9", NULL) == 0);
+	CHECK(s.tls.enabled && !strcmp(s.tls.chain_cert, "/c.pem") &&
+	      !strcmp(s.tls.key, "/k.pem") && !strcmp(s.tls.ca_cert,
+						       "/ca.pem") &&
+	      s.tls.verify_mode == 2 && s.tls.min_version == 3 &&
+	      !strcmp(s.tls.ciphers, "ECDHE+AESGCM") && s.tls.session_cache &&
+	      s.tls.wbuf_size == 32 * 1024 && s.tls.kernel_tls &&
+	      s.tls.keyformat == 2 && s.tls.handshake_timeout == 9);
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0);
+	/* memcached's numbers for the version; 0 and 1 are not offered */
+	CHECK(run_args(&s, &act, "-o", "ssl_min_version=2", NULL) == 0 &&
+	      s.tls.min_version == 2);
+	CHECK(run_args(&s, &act, "-o", "ssl_min_version=1", NULL) == -EINVAL);
+	CHECK(strstr(err, "invalid value for ssl_min_version (-o)"));
+	CHECK(run_args(&s, &act, "-o", "ssl_verify_mode=4", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-o", "ssl_wbuf_size=0", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-o", "ssl_session_cache=no", NULL) == 0 &&
+	      !s.tls.session_cache);
+	CHECK(run_args(&s, &act, "-o", "ssl_chain_cert", NULL) == -EINVAL);
+	CHECK(strstr(err, "needs a value"));
+	CHECK(run_args(&s, &act, "-o", "ssl_enabled=yes", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-o", "ssl_nonsense=1", NULL) == -EINVAL);
+	CHECK(strstr(err, "unknown extended option"));
+	CHECK(run_args(&s, &act, "-o", "ext_path=/x", NULL) == -EINVAL);
+	/* the directives */
+	settings_init(&s);
+	CHECK(settings_set(&s, "ssl_enabled", "yes", err, sizeof(err)) == 0 &&
+	      s.tls.enabled);
+	CHECK(settings_set(&s, "ssl_handshake_timeout", "0", err,
+			   sizeof(err)) == 0 && s.tls.handshake_timeout == 0);
+	CHECK(settings_set(&s, "ssl_handshake_timeout", "3601", err,
+			   sizeof(err)) == -EINVAL);
+	/* what settings_finish refuses: no certificate, a unix socket */
+	CHECK(settings_finish(&s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "needs a certificate"));
+	CHECK(settings_set(&s, "ssl_chain_cert", "/c.pem", err,
+			   sizeof(err)) == 0);
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0);
+	CHECK(settings_set(&s, "unixsocket", "/tmp/s", err, sizeof(err)) == 0);
+	CHECK(settings_finish(&s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "a unix socket (-s) replaces TCP"));
+	/* notls: is a listen prefix, valid only with TLS */
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "-l", "notls:127.0.0.1:1,127.0.0.1:2",
+		       NULL) == 0);
+	CHECK(settings_finish(&s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "'notls' option is valid only when SSL is enabled"));
+	CHECK(run_args(&s, &act, "-Z", "-o", "ssl_chain_cert=/c", NULL) == 0);
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0);
+	CHECK(run_args(&s, &act, "-l", "notls:", NULL) == -EINVAL);
+	CHECK(run_args(&s, &act, "-l", "notls:[::1]:5", NULL) == 0);
 }
 
 static void test_finish(void)
@@ -510,6 +577,7 @@ int main(void)
 	test_directives();
 	test_cmdline();
 	test_long_options();
+	test_tls_settings();
 	test_finish();
 	test_random();
 	return check_report();
