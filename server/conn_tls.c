@@ -127,6 +127,11 @@ int conn_tls_fill(struct conn *c)
 			WRITE_ONCE(c->owner->io.bytes_read,
 				   c->owner->io.bytes_read + (uint64_t)n);
 			log_io("<%d read %d bytes (TLS)", c->fd, n);
+			/* all OpenSSL had: as a short read() of a plain
+			 * connection, no second call to find the socket empty
+			 * (if it is not, the read event comes again) */
+			if (!SSL_has_pending(c->ssl))
+				return 0;
 			continue;
 		}
 		err = SSL_get_error(c->ssl, n);
