@@ -119,7 +119,9 @@ static int server_refresh_certs_hook(void *arg, char *err, size_t errlen)
 {
 	(void)arg;
 	if (tls_reload(err, errlen)) {
-		log_error("refresh_certs: %s; the old certificates stay", err);
+		if (settings.tls.enabled)
+			log_error("refresh_certs: %s; the old certificates "
+				  "stay", err);
 		return -1;
 	}
 	log_info("refresh_certs: TLS certificates reloaded");

@@ -82,7 +82,9 @@ def tls_opts(certs, *extra, chain=None, key=None):
 
 
 class TlsMixin:
-    """-l notls:<ip>:<port>,<ip>:<tls_port>: self.port stays plain."""
+    """-l notls:<ip>:<port>,<tls_host>:<tls_port>: self.port stays plain."""
+
+    tls_host = HOST
 
     def command(self, port):
         self.tls_port = free_port()
@@ -90,8 +92,8 @@ class TlsMixin:
         # memcached joins every -l it is given: one list, not two
         i = cmd.index("-l")
         del cmd[i:i + 2]
-        return cmd + [
-            "-l", "notls:%s:%d,%s:%d" % (HOST, port, HOST, self.tls_port)]
+        return cmd + ["-l", "notls:%s:%d,%s:%d" % (
+            HOST, port, self.tls_host, self.tls_port)]
 
 
 class TlsServer(TlsMixin, Measured):
@@ -469,6 +471,15 @@ def test_session_cache_counts_as_memcached(certs, tmp_path):
 
 # --- refresh_certs and SIGHUP -------------------------------------------------
 
+def still_served(srv, old, certs):
+    """After a refused reload: new clients still get server2's chain (the
+    other CA's), and @old, connected before, still answers."""
+    assert outcome(srv.tls_port, client_ctx(certs, ca="otherca")) == "served"
+    old.send(b"mn\r\n")
+    old.expect(b"MN\r\n")
+    old.close()
+
+
 def test_refresh_certs_while_connected(certs, tmp_path):
     need_memcached()
     got = {}
@@ -498,11 +509,7 @@ def test_refresh_certs_while_connected(certs, tmp_path):
             (d / "server.pem").write_text("not a certificate\n")
             old.send(b"refresh_certs\r\n")
             got[cls] = old.recv_line().replace(str(d).encode(), b"DIR")
-            assert outcome(srv.tls_port, client_ctx(certs, ca="otherca")) \
-                == "served"
-            old.send(b"mn\r\n")
-            old.expect(b"MN\r\n")
-            old.close()
+            still_served(srv, old, certs)
     finally:
         for srv in servers:
             srv.stop(check=isinstance(srv, TlsServer))
@@ -534,11 +541,82 @@ def test_sighup_reloads_the_certificates(certs, tmp_path):
         os.kill(srv.pid, signal.SIGHUP)
         wait_for(lambda: "the old TLS certificates stay" in
                  srv.stderr_text(), what="the refusal")
-        assert outcome(srv.tls_port, client_ctx(certs, ca="otherca")) \
+        still_served(srv, old, certs)
+    finally:
+        srv.stop()
+
+
+# --- with -Y, idle_timeout, the bind warning ---------------------------------
+
+def test_a_client_certificate_does_not_replace_the_password(certs, tmp_path):
+    """-Y with ssl_verify_mode 2: the certificate gets the client through
+    the handshake, and the connection still starts unauthenticated, as in
+    memcached."""
+    users = tmp_path / "users"
+    users.write_text("alice:secret\n")
+    ours, ref = start_pair(tmp_path, tls_opts(
+        certs, "ssl_ca_cert=%s" % (certs / "ca.pem"), "ssl_verify_mode=2")
+        + ["-Y", str(users)])
+    try:
+        got = []
+        for srv in (ours, ref):
+            ctx = client_ctx(certs, cert="client")
+            with TlsConn(srv.tls_port, ctx) as c:
+                c.send(b"get x\r\n")
+                out = c.recv_line() + b"\r\n"
+                c.send(b"set auth 0 0 12\r\nalice secret\r\n")
+                out += c.recv_line() + b"\r\n"
+                c.send(b"set x 0 0 1\r\n1\r\nget x\r\n")
+                out += c.recv_until(b"END\r\n")
+            got.append(out)
+        assert got[0] == got[1] == (b"CLIENT_ERROR unauthenticated\r\n"
+                                    b"STORED\r\nSTORED\r\nVALUE x 0 1\r\n1"
+                                    b"\r\nEND\r\n")
+    finally:
+        ref.stop(check=False)
+        ours.stop()
+
+
+def test_a_stalled_handshake_counts_against_idle_timeout(certs, tmp_path):
+    """With no handshake deadline of its own, idle_timeout closes it."""
+    srv = TlsServer(tls_opts(certs, "ssl_handshake_timeout=0",
+                             "idle_timeout=1"), str(tmp_path)).start()
+    try:
+        start = time.monotonic()
+        with mc.Conn(HOST, srv.tls_port, timeout=10) as c:
+            c.assert_closed(timeout=10)
+        assert time.monotonic() - start < 5
+        assert stat(srv, "ssl_handshake_errors") == 1
+    finally:
+        srv.stop()
+
+
+def test_bind_warning_with_tls(certs, tmp_path):
+    """A TLS listener outside loopback without -Y or required client
+    certificates warns that anyone can connect; the plain loopback one
+    beside it does not warn; with ssl_verify_mode 2 nothing warns. The
+    test talks to 127.0.0.1 only."""
+    srv = TlsServer(tls_opts(certs), str(tmp_path))
+    srv.tls_host = "0.0.0.0"
+    srv.start()
+    try:
+        lines = [l for l in srv.stderr_text().splitlines()
+                 if "not a loopback" in l]
+        assert len(lines) == 1, srv.stderr_text()
+        assert ("listening on tcp:0.0.0.0:%d with TLS" % srv.tls_port
+                in lines[0])
+        assert "anyone who can reach it can connect" in lines[0]
+        assert outcome(srv.tls_port, client_ctx(certs)) == "served"
+    finally:
+        srv.stop()
+    srv = TlsServer(tls_opts(certs, "ssl_ca_cert=%s" % (certs / "ca.pem"),
+                             "ssl_verify_mode=2"), str(tmp_path))
+    srv.tls_host = "0.0.0.0"
+    srv.start()
+    try:
+        assert outcome(srv.tls_port, client_ctx(certs, cert="client")) \
             == "served"
-        old.send(b"mn\r\n")
-        old.expect(b"MN\r\n")
-        old.close()
+        assert "not a loopback" not in srv.stderr_text()
     finally:
         srv.stop()
 
