@@ -281,6 +281,9 @@ static const char *const fixed_lines[] = {
 	"MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m",
 	"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes",
 	"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust",
+	/* the harness has no snapshot file and no TLS */
+	"SERVER_ERROR no snapshot file (-e, snapshot_file)",
+	"Error TLS not enabled",
 };
 
 static bool line_is(const char *p, size_t n, const char *s)
