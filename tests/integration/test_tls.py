@@ -546,6 +546,42 @@ def test_sighup_reloads_the_certificates(certs, tmp_path):
         srv.stop()
 
 
+def test_dump_and_big_replies_to_a_slow_tls_reader(pair, certs):
+    """anchorkv_only: a key dump (queued batch by batch as the client
+    reads) and a multi-get of large values, over TLS to a client that
+    reads a little at a time: every byte arrives, in order."""
+    ours = pair[0]
+    value = bytes(range(256)) * 1024		# 256 KiB
+    with TlsConn(ours.tls_port, client_ctx(certs), timeout=30) as c:
+        keys = [b"slow:%05d" % i for i in range(3000)]
+        c.send(b"".join(b"set %s 0 0 3 noreply\r\nabc\r\n" % k
+                        for k in keys))
+        for i in range(8):
+            c.send(b"set slowbig:%d 0 0 %d noreply\r\n%s\r\n"
+                   % (i, len(value), value))
+        c.send(b"mn\r\n")
+        c.expect(b"MN\r\n")
+        c.send(b"lru_crawler mgdump all\r\nget " +
+               b" ".join(b"slowbig:%d" % i for i in range(8)) + b"\r\n")
+        want = b"".join(b"VALUE slowbig:%d 0 %d\r\n%s\r\n"
+                        % (i, len(value), value) for i in range(8))
+        total = b""
+        while not total.endswith(want + b"END\r\n"):
+            time.sleep(0.001)
+            chunk = c.sock.recv(4096)
+            assert chunk, total[-200:]
+            total += chunk
+        dump, rest = total.split(b"EN\r\n", 1)
+        lines = dump.split(b"\r\n")
+        assert lines[0] == b"OK"
+        assert [l[3:] for l in lines if l.startswith(b"mg slow:")] == keys
+        assert rest == want + b"END\r\n"
+        c.send(b"".join(b"delete %s noreply\r\n" % k for k in keys) +
+               b"".join(b"delete slowbig:%d noreply\r\n" % i
+                        for i in range(8)) + b"mn\r\n")
+        c.expect(b"MN\r\n")
+
+
 # --- with -Y, idle_timeout, the bind warning ---------------------------------
 
 def test_a_client_certificate_does_not_replace_the_password(certs, tmp_path):
