@@ -87,12 +87,7 @@ struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
 
 	if (!c)
 		return NULL;
-	c->rbuf = ak_malloc(CONN_RBUF_SIZE);
-	if (!c->rbuf) {
-		ak_free(c);
-		return NULL;
-	}
-	c->rsize = CONN_RBUF_SIZE;
+	c->rsize = CONN_RBUF_SIZE;	/* the buffer comes with input */
 	c->fd = fd;
 	INIT_LIST_HEAD(&c->node);
 	conn_addr_format(sa, salen, c->addr, sizeof(c->addr));
@@ -107,6 +102,51 @@ void conn_discard(struct conn *c)
 	ak_free(c->rbuf);
 	ak_free(c);
 	stats_dec(curr_conns);
+}
+
+/*
+ * An input buffer for a connection about to read: one its worker keeps,
+ * or a new one. Return: 0, or -1 (out of memory: close).
+ */
+static int conn_rbuf_get(struct conn *c)
+{
+	struct conn_owner *o = c->owner;
+
+	if (c->rbuf)
+		return 0;
+	c->rbuf = o->nr_rbufs ? o->rbufs[--o->nr_rbufs] :
+		  ak_malloc(CONN_RBUF_SIZE);
+	if (!c->rbuf) {
+		log_error("connection %s: out of memory for its input, "
+			  "closing", c->addr);
+		return -1;
+	}
+	c->rsize = CONN_RBUF_SIZE;
+	return 0;
+}
+
+/* The input is all consumed: the buffer goes back to the worker (or is
+ * freed: one grown for a long line, or the worker has enough). */
+static void conn_rbuf_put(struct conn *c)
+{
+	struct conn_owner *o = c->owner;
+
+	if (!c->rbuf || c->rlen)
+		return;
+	if (c->rsize == CONN_RBUF_SIZE && o->nr_rbufs < CONN_RBUF_CACHE)
+		o->rbufs[o->nr_rbufs++] = c->rbuf;
+	else
+		ak_free(c->rbuf);
+	c->rbuf = NULL;
+	c->rsize = CONN_RBUF_SIZE;
+}
+
+void conn_owner_release(struct conn_owner *o)
+{
+	while (o->nr_rbufs)
+		ak_free(o->rbufs[--o->nr_rbufs]);
+	ak_free(o->tls_buf);
+	o->tls_buf = NULL;
 }
 
 static int64_t conn_now(const struct conn *c)
@@ -150,7 +190,8 @@ void conn_close(struct conn *c)
 	close(c->fd);
 	proto_conn_release(&c->pc);
 	stats_dec(curr_conns);
-	ak_free(c->rbuf);
+	c->rlen = 0;
+	conn_rbuf_put(c);
 	w->conn_gone(w, c);
 	ak_free(c);
 }
@@ -161,6 +202,8 @@ void conn_close(struct conn *c)
  */
 static int conn_fill(struct conn *c)
 {
+	if (conn_rbuf_get(c))
+		return -1;
 	if (c->ssl)
 		return conn_tls_fill(c);
 	for (;;) {
@@ -277,7 +320,9 @@ static bool conn_process(struct conn *c, unsigned int *budget)
 	size_t used;
 
 	WRITE_ONCE(w->current, c);
-	used = proto_process(&c->pc, c->rbuf, c->rlen, *budget);
+	/* no buffer while idle: a dump's next batch needs no input */
+	used = proto_process(&c->pc, c->rbuf ? c->rbuf : "", c->rlen,
+			     *budget);
 	WRITE_ONCE(w->current, NULL);
 	done = c->pc.nreqs - before;
 	*budget -= done < *budget ? done : *budget;
@@ -429,6 +474,7 @@ static void conn_run(struct conn *c)
 			goto close;	/* it will never be completed */
 		break;
 	}
+	conn_rbuf_put(c);
 	if (conn_update_events(c, yield) == 0)
 		return;
 close:

@@ -6,7 +6,9 @@
  * is embedded; the protocol engine never sees the socket. A read fills the
  * input buffer, proto_process() consumes every complete request in it and
  * queues the replies, which go out with as few writev() calls as the
- * socket allows. While more than REPLY_HIGH_WATER bytes of replies wait,
+ * socket allows. A connection holds an input buffer only while it has
+ * input: an idle one gives it back to its worker's cache of them, as
+ * memcached does, so that an idle connection costs its struct alone. While more than REPLY_HIGH_WATER bytes of replies wait,
  * the connection is not read (a client that never reads its replies costs
  * bounded memory). After -R requests in one go with input left, the
  * connection yields to the others of its worker (conn_yields).
@@ -35,6 +37,7 @@
 #endif
 
 #define CONN_RBUF_SIZE		(16u * 1024)	/* input buffer */
+#define CONN_RBUF_CACHE		64	/* idle input buffers a worker keeps */
 #define CONN_RBUF_MAX		(1u << 20)	/* it never needs to grow past */
 #define CONN_LINGER_SECS	10	/* closing: max wait for the client to read */
 #define CONN_ADDR_MAX		160	/* >= LISTENER_NAME_MAX */
@@ -62,6 +65,9 @@ struct conn_owner {
 	void (*conn_gone)(struct conn_owner *o, struct conn *c);
 	struct iovec iov[IOV_MAX];	/* writev scratch */
 	char *tls_buf;			/* TLS: small replies gathered (ssl_wbuf_size) */
+	/* input buffers (CONN_RBUF_SIZE) that idle connections gave back */
+	char *rbufs[CONN_RBUF_CACHE];
+	unsigned int nr_rbufs;
 };
 
 struct conn {
@@ -75,9 +81,9 @@ struct conn {
 	bool writing;			/* wev added */
 	bool eof;			/* the client shut its sending side */
 	bool closing;			/* quit, fatal error or server stop */
-	char *rbuf;			/* input not yet consumed */
+	char *rbuf;			/* input not yet consumed; NULL while idle */
 	size_t rlen;
-	size_t rsize;
+	size_t rsize;			/* its size (CONN_RBUF_SIZE while NULL) */
 	int64_t last_cmd;		/* unix time of the last request */
 	int64_t last_active;		/* unix time of the last progress */
 	char addr[CONN_ADDR_MAX];	/* "tcp:127.0.0.1:54321" */
@@ -128,6 +134,14 @@ void conn_adopt(struct conn_owner *o, struct conn *c);
  * Context: any thread that owns @c.
  */
 void conn_discard(struct conn *c);
+
+/**
+ * conn_owner_release() - free what an owner keeps for its connections
+ * @o: the owner, whose connections are all closed
+ *
+ * Context: the owner's thread, or after it ended.
+ */
+void conn_owner_release(struct conn_owner *o);
 
 /**
  * conn_stop() - the server is stopping: no more requests, flush, close

@@ -155,8 +155,7 @@ static void worker_destroy(struct worker *w)
 		close(w->notify_fd);
 	if (w->base)
 		event_base_free(w->base);
-	ak_free(w->co.tls_buf);
-	w->co.tls_buf = NULL;
+	conn_owner_release(&w->co);
 	pthread_mutex_destroy(&w->lock);
 }
 
