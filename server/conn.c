@@ -18,6 +18,11 @@
  * next turn, after every other ready socket of the worker has had its own
  * (memcached's conn_yields does the same).
  *
+ * A TLS connection (c->ssl) runs the same way once its handshake is done:
+ * conn_fill() and conn_flush() hand over to conn_tls.c, and the flags its
+ * calls leave (OpenSSL waiting to read or to write, input it holds) add
+ * to what conn_update_events() waits for.
+ *
  * A connection whose client has shut its sending side (EOF) still gets the
  * replies to every complete request it sent, then is closed. A closing
  * connection (quit, protocol error, server stop) writes what is queued,

@@ -175,6 +175,14 @@ static size_t tls_next(struct conn *c, int cnt, const void **buf)
 		if (!w->tls_buf)
 			return 0;
 	}
+	/*
+	 * A repeated write was gathered here too, so it fits: its front
+	 * piece has not shrunk (nothing was consumed). Never more than the
+	 * buffer, whatever: OpenSSL refuses a shorter repeat, it is not
+	 * written past.
+	 */
+	if (want > wbuf)
+		want = wbuf;
 	for (i = 0; i < cnt && len < want; i++) {
 		size_t n = w->iov[i].iov_len;
 
