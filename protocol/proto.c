@@ -30,8 +30,14 @@ void proto_conn_init(struct proto_conn *pc, struct proto_ctx *ctx)
 	memset(pc, 0, sizeof(*pc));
 	pc->ctx = ctx;
 	reply_init(&pc->out);
+	pc->out.pool = &ctx->pool;
 	pc->state = PROTO_CMD;
 	pc->authed = !ctx->settings->auth_enabled;
+}
+
+void proto_conn_idle(struct proto_conn *pc)
+{
+	reply_trim(&pc->out);
 }
 
 void proto_conn_release(struct proto_conn *pc)

@@ -156,6 +156,7 @@ struct proto_ctx {
 	const struct proto_hooks *hooks;
 	void *hook_arg;
 	struct proto_stats stats;	/* this worker's counters */
+	struct reply_pool pool;		/* reply chunks its idle queues gave back */
 };
 
 enum proto_state {
@@ -212,6 +213,16 @@ struct proto_conn {
  * Context: the owning worker thread.
  */
 void proto_conn_init(struct proto_conn *pc, struct proto_ctx *ctx);
+
+/**
+ * proto_conn_idle() - the connection waits for input with nothing queued
+ * @pc: the state
+ *
+ * Gives its reply chunk back to the worker's pool (reply_trim()).
+ *
+ * Context: the thread that owns the connection.
+ */
+void proto_conn_idle(struct proto_conn *pc);
 
 /**
  * proto_conn_release() - drop everything a connection holds

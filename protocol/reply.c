@@ -19,7 +19,10 @@
  * A chunk counts the segments that point into it. When the last of them is
  * written, the chunk is freed, unless it is the last chunk, which is then
  * emptied and reused: a connection that answers one request at a time
- * allocates nothing after its first reply.
+ * allocates nothing after its first reply. When the connection goes idle,
+ * reply_trim() gives that chunk to the worker's pool, from which the next
+ * busy queue takes one before allocating ("freed" above means the same:
+ * into the pool while it has room).
  *
  * Synchronization: one queue per connection, used by its worker only.
  */
@@ -62,6 +65,7 @@ static inline struct reply_chunk *reply_tail(const struct reply *r)
 void reply_init(struct reply *r)
 {
 	INIT_LIST_HEAD(&r->chunks);
+	r->pool = NULL;
 	r->segs = NULL;
 	r->open = NULL;
 	r->seg_head = 0;
@@ -72,6 +76,18 @@ void reply_init(struct reply *r)
 	r->failed = false;
 }
 
+/* A chunk off the queue's list: into the pool if it has room, else freed. */
+static void reply_chunk_put(struct reply *r, struct reply_chunk *c)
+{
+	struct reply_pool *pool = r->pool;
+
+	list_del(&c->node);
+	if (pool && pool->n < REPLY_POOL_MAX)
+		pool->chunks[pool->n++] = c;
+	else
+		ak_free(c);
+}
+
 /* Frees a chunk that no segment points into any more, unless it is the last
  * chunk: that one is emptied for reuse. */
 static void reply_chunk_idle(struct reply *r, struct reply_chunk *c)
@@ -80,8 +96,24 @@ static void reply_chunk_idle(struct reply *r, struct reply_chunk *c)
 		c->used = 0;
 		return;
 	}
-	list_del(&c->node);
-	ak_free(c);
+	reply_chunk_put(r, c);
+}
+
+void reply_trim(struct reply *r)
+{
+	struct reply_chunk *c, *tmp;
+
+	if (r->seg_count)
+		return;
+	list_for_each_entry_safe(c, tmp, &r->chunks, node)
+		reply_chunk_put(r, c);
+	r->open = NULL;
+}
+
+void reply_pool_drain(struct reply_pool *pool)
+{
+	while (pool->n)
+		ak_free(pool->chunks[--pool->n]);
 }
 
 /* Drops what a written (or discarded) segment holds. */
@@ -97,6 +129,7 @@ static void reply_seg_release(struct reply *r, struct reply_seg *seg)
 
 void reply_free(struct reply *r)
 {
+	struct reply_pool *pool = r->pool;
 	struct reply_chunk *c, *tmp;
 	unsigned int i;
 
@@ -107,9 +140,10 @@ void reply_free(struct reply *r)
 			item_put(seg->it);
 	}
 	list_for_each_entry_safe(c, tmp, &r->chunks, node)
-		ak_free(c);
+		reply_chunk_put(r, c);
 	ak_free(r->segs);
 	reply_init(r);
+	r->pool = pool;
 }
 
 /* Makes room for one more segment in the ring. Return: 0 or -ENOMEM. */
@@ -163,7 +197,8 @@ static struct reply_chunk *reply_chunk_room(struct reply *r, size_t need)
 		if (REPLY_CHUNK_DATA - c->used >= need)
 			return c;
 	}
-	c = ak_malloc(REPLY_CHUNK_BYTES);
+	c = r->pool && r->pool->n ? r->pool->chunks[--r->pool->n] :
+	    ak_malloc(REPLY_CHUNK_BYTES);
 	if (!c) {
 		r->failed = true;
 		return NULL;
@@ -413,8 +448,7 @@ void reply_rewind(struct reply *r, const struct reply_mark *m)
 	/* chunks started after the mark hold nothing queued before it */
 	list_for_each_entry_safe(c, tmp, &r->chunks, node) {
 		if (after) {
-			list_del(&c->node);
-			ak_free(c);
+			reply_chunk_put(r, c);
 		} else if (c == m->tail) {
 			c->used = (unsigned int)m->tail_used;
 			after = true;

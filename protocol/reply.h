@@ -24,6 +24,7 @@ struct item;
 #define REPLY_HIGH_WATER	(256u * 1024)	/* stop reading above this */
 #define REPLY_CHUNK_BYTES	(16u * 1024)	/* one chunk block, header included */
 #define REPLY_RESERVE_MAX	4096u		/* largest reply_reserve() */
+#define REPLY_POOL_MAX		64u		/* idle chunks a pool keeps */
 
 /*
  * The chunk and segment layouts are here only so that reply_add() can
@@ -45,8 +46,19 @@ struct reply_seg {
 	struct reply_chunk *chunk;	/* owner: a chunk, when it is NULL */
 };
 
+/*
+ * Chunks that queues gave back, for others to take before allocating: one
+ * pool per worker (in its struct proto_ctx), used by that worker only.
+ */
+struct reply_pool {
+	struct reply_chunk *chunks[REPLY_POOL_MAX];
+	unsigned int n;
+};
+
 struct reply {
 	struct list_head chunks;	/* struct reply_chunk, oldest first */
+	struct reply_pool *pool;	/* where chunks come from and go; or
+					 * NULL: allocated and freed */
 	struct reply_seg *segs;		/* ring of segments (iov + owner) */
 	/*
 	 * The open segment: NULL, or the last segment, a copy whose bytes end
@@ -79,6 +91,26 @@ struct reply_mark {
  * Context: the thread that owns the connection; takes no lock.
  */
 void reply_init(struct reply *r);
+
+/**
+ * reply_trim() - an idle queue gives its kept chunk back
+ * @r: the queue; nothing happens while bytes are queued
+ *
+ * The last chunk is kept while a connection is busy, so that one answering
+ * a request at a time allocates nothing; an idle connection gives it to
+ * the pool (or frees it), so that it costs no chunk while idle.
+ *
+ * Context: the thread that owns the connection; takes no lock.
+ */
+void reply_trim(struct reply *r);
+
+/**
+ * reply_pool_drain() - free the chunks a pool holds
+ * @pool: the pool; no queue uses it any more
+ *
+ * Context: the pool's thread, or after it ended.
+ */
+void reply_pool_drain(struct reply_pool *pool);
 
 /**
  * reply_free() - drop every queued byte and item reference

@@ -480,6 +480,9 @@ static void conn_run(struct conn *c)
 		break;
 	}
 	conn_rbuf_put(c);
+	/* idle: the reply chunk goes back to the worker too */
+	if (!c->rbuf && !reply_pending(&c->pc.out) && !proto_busy(&c->pc))
+		proto_conn_idle(&c->pc);
 	if (conn_update_events(c, yield) == 0)
 		return;
 close:

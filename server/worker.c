@@ -17,6 +17,7 @@
 #include "conn.h"
 #include "log.h"
 #include "radix_tree.h"
+#include "reply.h"
 #include "server.h"
 #include "settings.h"
 
@@ -156,6 +157,7 @@ static void worker_destroy(struct worker *w)
 	if (w->base)
 		event_base_free(w->base);
 	conn_owner_release(&w->co);
+	reply_pool_drain(&w->ctx.pool);
 	pthread_mutex_destroy(&w->lock);
 }
 

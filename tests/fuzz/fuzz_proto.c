@@ -146,6 +146,7 @@ static void h_fini(struct harness *h)
 	char why[256];
 
 	proto_conn_release(&h->pc);
+	reply_pool_drain(&h->ctx.pool);
 	if (store_check_invariants(h->store, why, sizeof(why)))
 		FUZZ_FAIL("store invariants: %s", why);
 	store_destroy(h->store);

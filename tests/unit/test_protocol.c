@@ -172,6 +172,7 @@ static void h_init(struct harness *h, size_t item_max)
 static void h_fini(struct harness *h)
 {
 	proto_conn_release(&h->pc);
+	reply_pool_drain(&h->ctx.pool);
 	store_destroy(h->store);
 	buf_free(&h->in);
 	buf_free(&h->out);

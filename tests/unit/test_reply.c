@@ -615,6 +615,69 @@ static void test_addf_long(void)
 	model_fini(&m);
 }
 
+/* An idle queue gives its chunk to the pool; the next busy one takes it. */
+static void test_pool(void)
+{
+	struct reply_pool pool = { .n = 0 };
+	struct model m;
+	struct reply r, r2;
+	struct iovec iov[16];
+	struct reply_chunk *kept;
+	char piece[100];
+	unsigned int i;
+
+	model_init(&m);
+	reply_init(&r);
+	r.pool = &pool;
+	/* a trim with bytes queued does nothing */
+	CHECK(reply_add(&r, "abc", 3) == 0);
+	model_add(&m, "abc", 3);
+	reply_trim(&r);
+	CHECK(pool.n == 0 && queue_matches(&r, &m));
+	drain_all(&r, &m, 1, 1);
+	CHECK(m.done == m.len && reply_iov(&r, iov, 16) == 0);
+	/* written: the last chunk stays with the queue until a trim */
+	CHECK(!list_empty(&r.chunks));
+	kept = list_first_entry(&r.chunks, struct reply_chunk, node);
+	reply_trim(&r);
+	CHECK(list_empty(&r.chunks) && pool.n == 1 && pool.chunks[0] == kept);
+	/* another queue of the pool takes it before allocating */
+	reply_init(&r2);
+	r2.pool = &pool;
+	CHECK(reply_add(&r2, "de", 2) == 0);
+	CHECK(pool.n == 0);
+	CHECK(list_first_entry(&r2.chunks, struct reply_chunk, node) == kept);
+	CHECK(reply_iov(&r2, iov, 16) == 1 && iov[0].iov_len == 2 &&
+	      !memcmp(iov[0].iov_base, "de", 2));
+	/* a queue freed with several chunks gives them all to the pool */
+	for (i = 0; i < 3 * REPLY_CHUNK_BYTES / sizeof(piece); i++) {
+		memset(piece, 'a' + i % 26, sizeof(piece));
+		CHECK(reply_add(&r, piece, sizeof(piece)) == 0);
+		model_add(&m, piece, sizeof(piece));
+	}
+	CHECK(queue_matches(&r, &m));
+	reply_free(&r);
+	CHECK(pool.n >= 3 && r.pool == &pool);
+	reply_free(&r2);
+	reply_pool_drain(&pool);
+	CHECK(pool.n == 0);
+	/* a full pool frees what does not fit (LeakSanitizer checks) */
+	{
+		static struct reply many[REPLY_POOL_MAX + 5];
+
+		for (i = 0; i < REPLY_POOL_MAX + 5; i++) {
+			reply_init(&many[i]);
+			many[i].pool = &pool;
+			CHECK(reply_add(&many[i], "x", 1) == 0);
+		}
+		for (i = 0; i < REPLY_POOL_MAX + 5; i++)
+			reply_free(&many[i]);
+		CHECK(pool.n == REPLY_POOL_MAX);
+	}
+	reply_pool_drain(&pool);
+	model_fini(&m);
+}
+
 int main(void)
 {
 	if (hash_init() < 0) {
@@ -629,5 +692,6 @@ int main(void)
 	test_rewind();
 	test_alloc_failure();
 	test_addf_long();
+	test_pool();
 	return check_report();
 }
