@@ -154,11 +154,6 @@ void conn_owner_release(struct conn_owner *o)
 	o->tls_buf = NULL;
 }
 
-static int64_t conn_now(const struct conn *c)
-{
-	return store_unix_time(c->owner->store);
-}
-
 /*
  * How long a connection may go without progress (input the engine consumed,
  * a reply byte written); 0: forever. Bytes read that complete nothing, a
@@ -219,9 +214,7 @@ static int conn_fill(struct conn *c)
 			return 0;
 		n = read(c->fd, c->rbuf + c->rlen, room);
 		if (n > 0) {
-			c->rlen += (size_t)n;
-			WRITE_ONCE(c->owner->io.bytes_read,
-				   c->owner->io.bytes_read + (uint64_t)n);
+			conn_got(c, (size_t)n);
 			log_io("<%d read %zd bytes", c->fd, n);
 			/* a short read drained the socket: no second syscall */
 			if ((size_t)n < room)
@@ -270,10 +263,7 @@ static int conn_flush(struct conn *c)
 			n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
 		}
 		if (n > 0) {
-			reply_consume(out, (size_t)n);
-			WRITE_ONCE(w->io.bytes_written,
-				   w->io.bytes_written + (uint64_t)n);
-			c->last_active = conn_now(c);
+			conn_sent(c, (size_t)n);
 			log_io(">%d wrote %zd bytes", c->fd, n);
 			continue;
 		}
@@ -390,8 +380,13 @@ static int conn_update_events(struct conn *c, bool yield)
 		/* SSL_accept said which; the read timeout is the deadline */
 		want_read = !c->tls_read_wants_write;
 		want_write = c->tls_read_wants_write;
-		if (want_read && event_add(c->rev, secs ? &tv : NULL))
-			goto fail;
+		if (want_read) {
+			/* added again even when it is: the timeout restarts
+			 * with what is left of the deadline */
+			if (event_add(c->rev, secs ? &tv : NULL))
+				goto fail;
+			c->reading = true;
+		}
 	} else if (c->ssl) {
 		if (c->tls_write_wants_read) {
 			want_read = true;	/* and not writable: it would spin */
@@ -569,22 +564,25 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
 static void conn_on_write(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
+	bool fill;
 
 	(void)fd;
 	if ((what & EV_TIMEOUT) && !(what & EV_WRITE)) {
 		conn_check_idle(c, 0);
 		return;
 	}
+	/* TLS: input may be due here, not on a read event: what came with
+	 * the handshake's end, a read that waited for writable, or what
+	 * OpenSSL holds */
 	if (c->handshaking) {
 		if (conn_check_idle(c, 1) || !conn_handshake(c))
 			return;
-		if (conn_may_fill(c) && conn_fill(c) < 0) {
-			conn_close(c);
-			return;
-		}
-	} else if (c->ssl && conn_may_fill(c) &&
-		   (c->tls_read_wants_write || conn_tls_pending(c)) &&
-		   conn_fill(c) < 0) {
+		fill = true;
+	} else {
+		fill = c->ssl && (c->tls_read_wants_write ||
+				  conn_tls_pending(c));
+	}
+	if (fill && conn_may_fill(c) && conn_fill(c) < 0) {
 		conn_close(c);
 		return;
 	}

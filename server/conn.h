@@ -28,9 +28,11 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "compiler.h"
 #include "counters.h"
 #include "list.h"
 #include "proto.h"
+#include "store.h"
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -100,6 +102,34 @@ struct conn {
 	size_t tls_retry;		/* a blocked SSL_write's length: repeat it */
 	int64_t hs_deadline;		/* unix time the handshake must end by */
 };
+
+/*
+ * What reading and writing do to a connection, whether through read() and
+ * writev() (conn.c) or through OpenSSL (conn_tls.c). Context: the owning
+ * worker thread.
+ */
+
+/* The owner's clock: the store's unix time. */
+static inline int64_t conn_now(const struct conn *c)
+{
+	return store_unix_time(c->owner->store);
+}
+
+/* @n bytes (decrypted, for TLS) were read into the input buffer. */
+static inline void conn_got(struct conn *c, size_t n)
+{
+	c->rlen += n;
+	WRITE_ONCE(c->owner->io.bytes_read, c->owner->io.bytes_read + n);
+}
+
+/* @n reply bytes were written: off the queue, counted, progress made. */
+static inline void conn_sent(struct conn *c, size_t n)
+{
+	reply_consume(&c->pc.out, n);
+	WRITE_ONCE(c->owner->io.bytes_written,
+		   c->owner->io.bytes_written + n);
+	c->last_active = conn_now(c);
+}
 
 /**
  * conn_new() - wrap an accepted socket

@@ -36,26 +36,22 @@
 #include "store.h"
 #include "tls.h"
 
-static int64_t tls_now(const struct conn *c)
-{
-	return store_unix_time(c->owner->store);
-}
-
 /* Logs why the session failed and empties the thread's error queue. */
 static void tls_fail(struct conn *c, const char *what, int err)
 {
+	int sys = errno;
 	char why[256];
-	unsigned long e = ERR_get_error();
 
-	if (e)
-		ERR_error_string_n(e, why, sizeof(why));
-	else if (err == SSL_ERROR_SYSCALL && errno)
-		snprintf(why, sizeof(why), "%s", strerror(errno));
-	else if (err == SSL_ERROR_SYSCALL || err == SSL_ERROR_ZERO_RETURN)
-		snprintf(why, sizeof(why), "%s", "the client closed");
-	else
-		snprintf(why, sizeof(why), "SSL error %d", err);
-	ERR_clear_error();
+	/* OpenSSL's own reason, else what the socket or the client did */
+	if (!tls_reason(why, sizeof(why))) {
+		if (err == SSL_ERROR_SYSCALL && sys)
+			snprintf(why, sizeof(why), "%s", strerror(sys));
+		else if (err == SSL_ERROR_SYSCALL ||
+			 err == SSL_ERROR_ZERO_RETURN)
+			snprintf(why, sizeof(why), "%s", "the client closed");
+		else
+			snprintf(why, sizeof(why), "SSL error %d", err);
+	}
 	c->tls_dead = true;
 	log_conn("<%d TLS %s failed (%s): %s", c->fd, what, c->addr, why);
 }
@@ -73,7 +69,7 @@ int conn_tls_start(struct conn *c)
 		return -1;
 	}
 	c->handshaking = true;
-	c->hs_deadline = secs ? tls_now(c) + secs : 0;
+	c->hs_deadline = secs ? conn_now(c) + secs : 0;
 	return 0;
 }
 
@@ -85,7 +81,7 @@ int conn_tls_handshake(struct conn *c)
 		c->handshaking = false;
 		c->tls_read_wants_write = false;
 		WRITE_ONCE(c->tls_version, SSL_get_version(c->ssl));
-		c->last_active = tls_now(c);
+		c->last_active = conn_now(c);
 		log_conn("<%d TLS handshake done: %s %s", c->fd,
 			 SSL_get_version(c->ssl), SSL_get_cipher_name(c->ssl));
 		return 1;
@@ -123,9 +119,7 @@ int conn_tls_fill(struct conn *c)
 		n = SSL_read(c->ssl, c->rbuf + c->rlen,
 			     room > INT_MAX ? INT_MAX : (int)room);
 		if (n > 0) {
-			c->rlen += (size_t)n;
-			WRITE_ONCE(c->owner->io.bytes_read,
-				   c->owner->io.bytes_read + (uint64_t)n);
+			conn_got(c, (size_t)n);
 			log_io("<%d read %d bytes (TLS)", c->fd, n);
 			/* all OpenSSL had: as a short read() of a plain
 			 * connection, no second call to find the socket empty
@@ -217,10 +211,7 @@ int conn_tls_flush(struct conn *c)
 		n = SSL_write(c->ssl, buf, (int)len);
 		if (n > 0) {
 			c->tls_retry = 0;
-			reply_consume(out, (size_t)n);
-			WRITE_ONCE(w->io.bytes_written,
-				   w->io.bytes_written + (uint64_t)n);
-			c->last_active = tls_now(c);
+			conn_sent(c, (size_t)n);
 			log_io(">%d wrote %d bytes (TLS)", c->fd, n);
 			continue;
 		}

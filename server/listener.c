@@ -110,15 +110,9 @@ static int listen_one_tcp(struct server *srv, const struct settings *s,
 	struct addrinfo hints = { 0 }, *res, *ai;
 	char host[256], port[16], name[LISTENER_NAME_MAX];
 	int bound = 0, rc, last_errno = 0;
-	bool tls = s->tls.enabled;
-
 	/* -Z with -l notls:<addr>: this one stays plain, as memcached */
-	if (len > SETTINGS_NOTLS_LEN &&
-	    !memcmp(tok, SETTINGS_NOTLS, SETTINGS_NOTLS_LEN)) {
-		tok += SETTINGS_NOTLS_LEN;
-		len -= SETTINGS_NOTLS_LEN;
-		tls = false;
-	}
+	bool tls = !settings_notls(&tok, &len) && s->tls.enabled;
+
 	split_host_port(tok, len, host, sizeof(host), port, sizeof(port),
 			s->port);
 	if (!strcmp(port, "0"))

@@ -177,6 +177,16 @@ static int set_port(struct settings *s, const char *v)
 	return parse_uint_range(v, 0, 65535, &s->port);
 }
 
+bool settings_notls(const char **addr, size_t *len)
+{
+	if (*len <= SETTINGS_NOTLS_LEN ||
+	    memcmp(*addr, SETTINGS_NOTLS, SETTINGS_NOTLS_LEN))
+		return false;
+	*addr += SETTINGS_NOTLS_LEN;
+	*len -= SETTINGS_NOTLS_LEN;
+	return true;
+}
+
 /* One -l address: host, host:port, [v6] or [v6]:port, or a bare v6. */
 static bool listen_token_valid(const char *t, size_t len)
 {
@@ -185,11 +195,7 @@ static bool listen_token_valid(const char *t, size_t len)
 	uint64_t p;
 	char buf[8];
 
-	if (len > SETTINGS_NOTLS_LEN &&
-	    !memcmp(t, SETTINGS_NOTLS, SETTINGS_NOTLS_LEN)) {
-		t += SETTINGS_NOTLS_LEN;
-		len -= SETTINGS_NOTLS_LEN;
-	}
+	settings_notls(&t, &len);
 	if (len == 0)
 		return false;
 	for (i = 0; i < len; i++)

@@ -36,7 +36,7 @@
 
 #define SETTINGS_CIPHERS_MAX	512	/* ssl_ciphers */
 #define SETTINGS_NOTLS		"notls:"	/* -l notls:<addr>: plain */
-#define SETTINGS_NOTLS_LEN	6
+#define SETTINGS_NOTLS_LEN	(sizeof(SETTINGS_NOTLS) - 1)
 
 /*
  * TLS (-Z and memcached's -o ssl_* options, the same as directives): what
@@ -111,6 +111,16 @@ enum settings_action {
 	SETTINGS_HELP,		/* -h: usage printed, exit 0 */
 	SETTINGS_VERSION,	/* -V: version printed, exit 0 */
 };
+
+/**
+ * settings_notls() - take a "notls:" prefix off one -l address
+ * @addr: the address; moved past the prefix when it has one
+ * @len:  its length; shortened as well
+ *
+ * Context: any.
+ * Return: whether it had the prefix (the listener stays plain under -Z).
+ */
+bool settings_notls(const char **addr, size_t *len);
 
 /**
  * settings_init() - fill @s with the built-in defaults

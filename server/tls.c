@@ -32,8 +32,7 @@ static pthread_mutex_t tls_lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_CTX *tls_ctx;		/* under tls_lock */
 static int64_t tls_refreshed;		/* unix time; atomics */
 
-/* OpenSSL's first queued reason, then the queue emptied for the next call */
-static void ssl_reason(char *out, size_t room)
+bool tls_reason(char *out, size_t room)
 {
 	unsigned long e = ERR_get_error();
 
@@ -42,6 +41,7 @@ static void ssl_reason(char *out, size_t room)
 	else
 		snprintf(out, room, "%s", "unknown error");
 	ERR_clear_error();
+	return e != 0;
 }
 
 /* A new session was negotiated (only with ssl_session_cache, as memcached). */
@@ -65,19 +65,19 @@ static int load_files(SSL_CTX *ctx, const struct tls_settings *t, char *err,
 	char why[256];
 
 	if (!SSL_CTX_use_certificate_chain_file(ctx, t->chain_cert)) {
-		ssl_reason(why, sizeof(why));
+		tls_reason(why, sizeof(why));
 		snprintf(err, errlen, "Error loading the certificate chain: "
 			 "%s : %s", t->chain_cert, why);
 		return -1;
 	}
 	if (!SSL_CTX_use_PrivateKey_file(ctx, key, type)) {
-		ssl_reason(why, sizeof(why));
+		tls_reason(why, sizeof(why));
 		snprintf(err, errlen, "Error loading the key: %s : %s", key,
 			 why);
 		return -1;
 	}
 	if (!SSL_CTX_check_private_key(ctx)) {
-		ssl_reason(why, sizeof(why));
+		tls_reason(why, sizeof(why));
 		snprintf(err, errlen, "Error validating the certificate: %s",
 			 why);
 		return -1;
@@ -86,7 +86,7 @@ static int load_files(SSL_CTX *ctx, const struct tls_settings *t, char *err,
 		STACK_OF(X509_NAME) *names;
 
 		if (!SSL_CTX_load_verify_locations(ctx, t->ca_cert, NULL)) {
-			ssl_reason(why, sizeof(why));
+			tls_reason(why, sizeof(why));
 			snprintf(err, errlen, "Error loading the CA "
 				 "certificate: %s : %s", t->ca_cert, why);
 			return -1;
@@ -122,7 +122,7 @@ static SSL_CTX *ctx_build(char *err, size_t errlen)
 	char why[256];
 
 	if (!ctx) {
-		ssl_reason(why, sizeof(why));
+		tls_reason(why, sizeof(why));
 		snprintf(err, errlen, "cannot create the TLS context: %s", why);
 		return NULL;
 	}

@@ -19,6 +19,7 @@
 #ifndef ANCHORKV_TLS_H
 #define ANCHORKV_TLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,16 @@ int tls_reload(char *err, size_t errlen);
  * Return: the SSL, or NULL (out of memory, or TLS not initialised).
  */
 struct ssl_st *tls_ssl_new(int fd);
+
+/**
+ * tls_reason() - OpenSSL's first queued reason, the thread's queue emptied
+ * @out:  receives it, or "unknown error" when nothing was queued
+ * @room: bytes at @out
+ *
+ * Context: any thread (the queue is the caller's thread's).
+ * Return: whether OpenSSL had queued a reason.
+ */
+bool tls_reason(char *out, size_t room);
 
 /**
  * tls_last_refresh() - unix time the current files were loaded
