@@ -251,7 +251,7 @@ cluster: deps
 # the bench programs are built too (not run): a change of the core that
 # breaks them fails here, not at the next make bench
 test: deps-test
-	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/anchorkv-cli build/asan/anchorkv $(UNIT_BINS) build/bench_core build/akbench
+	@$(MAKE) --no-print-directory WERROR=-Werror build/anchorkv build/anchorkv-cli build/asan/anchorkv $(UNIT_BINS) build/bench_core build/akbench build/hitratio
 	@sh tests/run-tests.sh
 
 unit: deps-test
@@ -273,8 +273,13 @@ build/akbench: tests/bench/akbench.c
 	@mkdir -p build
 	$(CC) -std=gnu11 -g -O2 -D_GNU_SOURCE $(WARN) -o $@ $<
 
+# the cache-aside replay client and policy simulators (libc and libm)
+build/hitratio: tests/bench/hitratio.c
+	@mkdir -p build
+	$(CC) -std=gnu11 -g -O2 -D_GNU_SOURCE $(WARN) -o $@ $< -lm
+
 bench: deps-bench
-	@$(MAKE) --no-print-directory build/anchorkv build/akbench
+	@$(MAKE) --no-print-directory build/anchorkv build/akbench build/hitratio
 	@bash tests/bench/bench.sh
 
 soak: deps-test
