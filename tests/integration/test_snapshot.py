@@ -201,10 +201,10 @@ def test_damaged_file_gives_a_clean_start(start_server, tmp_path):
     for name, data in damaged(good):
         snap.write_bytes(data)
         srv = start_server(["-e", str(snap)])
-        log = srv.stderr_text()
         with srv.conn() as c:
             assert c.stats()["curr_items"] == "0", name
         srv.stop()
+        log = srv.stderr_text()		# all of it: the daemon has exited
         assert "snapshot %s refused: " % snap in log, (name, log)
         assert "the file is kept as %s.bad" % snap in log
         assert not os.path.exists(snap)
