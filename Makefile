@@ -142,6 +142,7 @@ UNIT_DEPS_test_conf       := server/conf.c server/settings.c server/cmdline.c \
 UNIT_DEPS_test_auth       := server/auth.c core/alloc.c
 UNIT_DEPS_test_base64     := protocol/base64.c
 UNIT_DEPS_test_snapshot   := server/snapshot.c $(CORE_SRCS)
+UNIT_DEPS_test_evict      := $(CORE_SRCS)
 
 .SECONDARY:
 .SECONDEXPANSION:

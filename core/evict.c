@@ -1,13 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
- * evict.c - CLOCK eviction, the memory charge and hash table growth.
+ * evict.c - S3-FIFO eviction, the memory charge and hash table growth.
  *
- * CLOCK: the eviction hand walks the shard's items (the radix tree, then
- * the hash table slot by slot, then around again); a hit sets
- * ITEM_ACCESSED and a store ITEM_NEW, and the hand clears one of them per
- * pass before it evicts, so an item read since the last pass survives
- * two, a fresh one one, and nothing moves on a hit. The hands move with shard.c's
- * hand_item_locked() and hand_step_locked(), as the expiry hand does.
+ * S3-FIFO (Yang et al., "FIFO queues are all you need for cache
+ * eviction", SOSP 2023), per shard:
+ *
+ *   new key --(in the ghost?)-- no --> [ small queue, FIFO ] --> tail:
+ *                   |                       read since it came in?
+ *                  yes                       yes: to main, freq 0
+ *                   v                        no:  evicted, key to ghost
+ *             [ main queue: the hand over the indexes, 2-bit freq ]
+ *                   freq > 0: freq - 1, the hand moves on; 0: evicted
+ *
+ * A hit only adds one to the item's 2-bit frequency (item_hit()): no
+ * list moves, no lock beyond the shard's it already holds. The small queue
+ * takes about a tenth of the shard's bytes (SMALL_SHARE): a store that
+ * must make room evicts from small while it is at least that, else from
+ * main. The small queue is a ring of item pointers indexed by the item's
+ * cas sequence (see struct shard), so an item costs no bytes for it: a
+ * store takes the next sequence number, so the ring's order is the
+ * stores' order, and an item leaves its slot in O(1) when it is deleted
+ * or replaced. The main queue is the CLOCK hand over the shard's indexes
+ * (the radix tree, then the hash table slot by slot): the simulator of
+ * tests/bench/hitratio.c (s3clock) measures it as good as a FIFO with
+ * reinsertion, for no bytes per item. The ghost is a table of 16-bit
+ * fingerprints, GHOST_WAYS per bucket, about as many as the shard holds
+ * items; a new key found there goes straight to main.
+ *
+ * Dead items (expired, flushed) go first: met at small's tail or by
+ * main's hand they are reclaimed, and while the shard holds items that
+ * may die, the expiry hand looks ahead for one before a live item goes
+ * (dead_look_locked()).
  *
  * A shard that must make room evicts its own items unless it holds less
  * than half its fair share of the limit; then the store evicts from the
@@ -19,14 +42,300 @@
 #include <errno.h>
 
 #define DEAD_SCAN		1024	/* items -M looks at for a dead one */
+#define DEAD_LOOK_MAX		64	/* an eviction's look for a dead one */
+#define SMALL_SHARE		10	/* small holds 1/SMALL_SHARE of the bytes */
+#define SMALL_MIN_SLOTS		64	/* the ring's first size */
+#define SMALL_MAX_SLOTS		(1ull << 28)
+#define SMALL_ITEMS_PER_SLOT	8	/* grow the ring above this */
+#define GHOST_MIN_BUCKETS	8	/* GHOST_WAYS fingerprints each */
+#define GHOST_MAX_BUCKETS	(1ull << 28)
+
+/* ---- the ghost ---- */
+
+/* A well mixed 64-bit hash of a key for the ghost (murmur3's finalizer). */
+static uint64_t ghost_hash(bool isint, uint64_t ikey, uint32_t hash)
+{
+	uint64_t h = isint ? ikey : ((uint64_t)hash << 32 | 0x5bd1e995u);
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+static uint64_t item_ghost_hash(const struct item *it)
+{
+	if (item_is_int(it))
+		return ghost_hash(true, it->ikey, 0);
+	return ghost_hash(false, 0, item_key_hash(item_key(it), it->nkey));
+}
+
+/* The bucket of @h and its fingerprint, never 0 (0 marks a free way). */
+static uint16_t *ghost_bucket(const struct shard *sh, uint64_t h,
+			      uint16_t *fp)
+{
+	*fp = (uint16_t)(h >> 48) ? (uint16_t)(h >> 48) : 1;
+	return &sh->ghost[(h & sh->ghost_mask) * GHOST_WAYS];
+}
+
+/* Remember a key evicted from small; a full bucket loses one way. */
+static void ghost_add_locked(struct shard *sh, uint64_t h)
+{
+	uint16_t fp, *b = ghost_bucket(sh, h, &fp);
+	unsigned int w;
+
+	ak_lock_assert_held(&sh->lock);
+	for (w = 0; w < GHOST_WAYS; w++) {
+		if (!b[w]) {
+			b[w] = fp;
+			sh->ghost_entries++;
+			return;
+		}
+	}
+	b[sh->ghost_way++ % GHOST_WAYS] = fp;
+}
+
+/* Whether a key is in the ghost; it leaves the ghost if so. */
+static bool ghost_take_locked(struct shard *sh, uint64_t h)
+{
+	uint16_t fp, *b = ghost_bucket(sh, h, &fp);
+	unsigned int w;
+
+	ak_lock_assert_held(&sh->lock);
+	for (w = 0; w < GHOST_WAYS; w++) {
+		if (b[w] == fp) {
+			b[w] = 0;
+			sh->ghost_entries--;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- the small queue ---- */
 
 /*
- * Free one item by CLOCK: the item at the hand goes unless it has
- * ITEM_ACCESSED or ITEM_NEW set; the hand clears one of them (ACCESSED
- * first) and moves on. A dead item goes first, as a reclaim. With @live
- * false only a dead item is taken, among the next DEAD_SCAN (the hand keeps
- * its place, so calls that find none search on where the last stopped).
- * @keep (may be NULL) is passed over: the item a store is replacing.
+ * Keep the ring a window of the sequence: an item whose sequence number
+ * falls out of it (the ring is too short for the small queue: grown at
+ * the next store) moves to main as it is.
+ */
+static void small_window_locked(const struct store *s, struct shard *sh)
+{
+	ak_lock_assert_held(&sh->lock);
+	while (sh->cas_seq - sh->small_tail > sh->small_mask) {
+		struct item *it;
+
+		if (!sh->small_items) {
+			sh->small_tail = sh->cas_seq - sh->small_mask;
+			return;
+		}
+		it = sh->small[sh->small_tail & sh->small_mask];
+		if (it) {
+			small_forget_locked(s, sh, it);
+			sh->small_aged++;
+			if (sh->small_bytes * SMALL_SHARE < sh->bytes)
+				sh->queues_grow = true;
+		}
+		sh->small_tail++;
+	}
+}
+
+/*
+ * Put @it at the head of small: at the slot of its cas's sequence number
+ * when that is this shard's, in the window and free. Return: whether it
+ * went there (else it is in main).
+ */
+static bool small_add_locked(const struct store *s, struct shard *sh,
+			     struct item *it)
+{
+	uint64_t seq = it->cas >> s->shard_bits;
+	struct item **slot;
+
+	ak_lock_assert_held(&sh->lock);
+	if ((it->cas & s->shard_mask) != sh->index || seq > sh->cas_seq)
+		return false;
+	small_window_locked(s, sh);
+	slot = small_slot(s, sh, it);
+	if (seq < sh->small_tail || *slot)
+		return false;
+	*slot = it;
+	sh->small_items++;
+	sh->small_bytes += item_alloc_size(it);
+	return true;
+}
+
+/**
+ * queues_link_locked() - put a newly linked item in its queue
+ * @s:   the store
+ * @sh:  its shard
+ * @it:  the item, linked, its cas set
+ * @old: the item it replaces (still holding its cas), or NULL
+ * @k:   its key
+ *
+ * A replacement takes the old item's frequency and queue (in small, the
+ * slot of its own sequence number: its head); a new key goes to main if
+ * the ghost remembers it, else to small.
+ *
+ * Context: sh->lock held.
+ */
+void queues_link_locked(struct store *s, struct shard *sh, struct item *it,
+			struct item *old, const struct keyref *k)
+{
+	ak_lock_assert_held(&sh->lock);
+	if (old) {
+		item_set_freq(it, item_freq(old));
+		if (!small_forget_locked(s, sh, old))
+			return;
+	} else {
+		item_set_freq(it, 0);
+		if (ghost_take_locked(sh, ghost_hash(k->isint, k->ikey,
+						     k->hash))) {
+			sh->ghost_hits++;
+			return;
+		}
+	}
+	small_add_locked(s, sh, it);
+}
+
+/* Unlink a live item to make room, and count it. */
+static void item_evict_locked(struct store *s, struct shard *sh,
+			      struct item *it, struct dead_list *dead)
+{
+	ak_lock_assert_held(&sh->lock);
+	sh->evictions++;
+	if (!(it->iflags & ITEM_FETCHED))
+		sh->evicted_unfetched++;
+	item_unlink_locked(s, sh, it, dead);
+}
+
+/*
+ * Make room from small's tail: an item read since it came in (or @keep,
+ * being replaced) moves to main, the first that was not is evicted and
+ * its key remembered in the ghost. Return: false when small ran empty.
+ */
+static bool small_evict_locked(struct store *s, struct shard *sh,
+			       rel_time_t now, const struct item *keep,
+			       struct dead_list *dead)
+{
+	ak_lock_assert_held(&sh->lock);
+	while (sh->small_items) {
+		struct item *it;
+
+		while (!(it = sh->small[sh->small_tail & sh->small_mask]))
+			sh->small_tail++;
+		if (item_state(s, it, now) != STORE_HIT) {
+			item_reclaim_locked(s, sh, it, dead);
+			return true;
+		}
+		if (it == keep || item_freq(it)) {
+			small_forget_locked(s, sh, it);
+			if (it != keep) {
+				item_set_freq(it, 0);
+				sh->moved_main++;
+			}
+			continue;
+		}
+		ghost_add_locked(sh, item_ghost_hash(it));
+		item_evict_locked(s, sh, it, dead);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Make room from main: the hand passes the items of small by; an item of
+ * main with a frequency loses one and is passed by, one without is
+ * evicted. Return: false when main holds nothing but @keep.
+ */
+static bool main_evict_locked(struct store *s, struct shard *sh,
+			      rel_time_t now, const struct item *keep,
+			      struct dead_list *dead)
+{
+	uint64_t main_items = sh->curr_items - sh->small_items;
+	struct item *it;
+
+	ak_lock_assert_held(&sh->lock);
+	if (keep && !small_has_locked(s, sh, keep))
+		main_items--;
+	if (!main_items)
+		return false;
+	while ((it = hand_item_locked(sh, &sh->hand))) {
+		unsigned int freq;
+
+		hand_step_locked(sh, &sh->hand, it);
+		if (it == keep)
+			continue;
+		if (item_state(s, it, now) != STORE_HIT) {
+			item_reclaim_locked(s, sh, it, dead);
+			return true;
+		}
+		if (small_has_locked(s, sh, it))
+			continue;
+		freq = item_freq(it);
+		if (freq) {
+			item_set_freq(it, freq - 1);
+			continue;
+		}
+		item_evict_locked(s, sh, it, dead);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * With -M: reclaim a dead item among the next DEAD_SCAN the hand passes
+ * (it keeps its place, so calls that find none search on where the last
+ * stopped). Return: false when there was none.
+ */
+static bool dead_reclaim_locked(struct store *s, struct shard *sh,
+				rel_time_t now, const struct item *keep,
+				struct dead_list *dead)
+{
+	unsigned int looked;
+	struct item *it;
+
+	ak_lock_assert_held(&sh->lock);
+	for (looked = 0; looked < DEAD_SCAN &&
+	     (it = hand_item_locked(sh, &sh->hand)); looked++) {
+		hand_step_locked(sh, &sh->hand, it);
+		if (it != keep && item_state(s, it, now) != STORE_HIT) {
+			item_reclaim_locked(s, sh, it, dead);
+			return true;
+		}
+		if (sh->curr_items == 1)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Before a live item is evicted, the expiry hand looks at a few items for
+ * a dead one (only while the shard has items that may die: doubtful). It
+ * looks further each time it finds one and less each time it does not
+ * (1 to DEAD_LOOK_MAX items), so a mass expiry is reclaimed at once and
+ * TTLs that have not run out cost about one item per eviction.
+ * Return: whether it reclaimed one.
+ */
+static bool dead_look_locked(struct store *s, struct shard *sh,
+			     rel_time_t now, struct dead_list *dead)
+{
+	unsigned int n = sh->dead_look ? sh->dead_look : 1;
+
+	ak_lock_assert_held(&sh->lock);
+	if (shard_expire_locked(s, sh, n, now, dead)) {
+		sh->dead_look = n < DEAD_LOOK_MAX ? 2 * n : n;
+		return true;
+	}
+	sh->dead_look = n / 2;
+	return false;
+}
+
+/*
+ * Free one item: from small while it holds SMALL_SHARE of the shard's
+ * bytes, else from main; from the other when one has nothing. With @live
+ * false only a dead item is taken. @keep (may be NULL) is not evicted:
+ * the item a store is replacing.
  * Return: false when there was nothing to take.
  */
 static bool shard_evict_one_locked(struct store *s, struct shard *sh,
@@ -34,43 +343,167 @@ static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 				   const struct item *keep,
 				   struct dead_list *dead)
 {
-	unsigned int looked = 0;
-	struct item *it;
+	bool from_small;
 
 	ak_lock_assert_held(&sh->lock);
-	while ((it = hand_item_locked(sh, &sh->hand))) {
-		if (it == keep) {
-			if (sh->curr_items == 1)
-				return false;
-			hand_step_locked(sh, &sh->hand, it);
-			continue;
-		}
-		if (item_state(s, it, now) != STORE_HIT) {
-			hand_step_locked(sh, &sh->hand, it);
-			item_reclaim_locked(s, sh, it, dead);
-			return true;
-		}
-		if (!live) {
-			/* look a little further for a dead one */
-			if (++looked >= DEAD_SCAN)
-				return false;
-			hand_step_locked(sh, &sh->hand, it);
-			continue;
-		}
-		if (it->iflags & (ITEM_ACCESSED | ITEM_NEW)) {
-			item_clear_flag(it, it->iflags & ITEM_ACCESSED ?
-					ITEM_ACCESSED : ITEM_NEW);
-			hand_step_locked(sh, &sh->hand, it);
-			continue;
-		}
-		hand_step_locked(sh, &sh->hand, it);
-		sh->evictions++;
-		if (!(it->iflags & ITEM_FETCHED))
-			sh->evicted_unfetched++;
-		item_unlink_locked(s, sh, it, dead);
+	if (!live)
+		return dead_reclaim_locked(s, sh, now, keep, dead);
+	if (sh->doubtful && dead_look_locked(s, sh, now, dead))
 		return true;
+	from_small = sh->small_bytes * SMALL_SHARE >= sh->bytes;
+	if (from_small && small_evict_locked(s, sh, now, keep, dead))
+		return true;
+	if (main_evict_locked(s, sh, now, keep, dead))
+		return true;
+	return !from_small && small_evict_locked(s, sh, now, keep, dead);
+}
+
+/* ---- the queues' memory ---- */
+
+/**
+ * queues_init() - give an empty shard its first small ring and ghost
+ * @sh:   the shard, not yet in use
+ * @bits: log2 of its first hash table's buckets, the size it was told to
+ *        expect: the ring gets a sixteenth of that many slots, the ghost
+ *        an eighth of that many fingerprints (at least the minimums)
+ *
+ * Context: start-up; allocates. The caller counts queues_memory().
+ * Return: 0, or -ENOMEM.
+ */
+int queues_init(struct shard *sh, unsigned int bits)
+{
+	uint64_t slots = (uint64_t)1 << bits >> 4;
+	uint64_t buckets = (uint64_t)1 << bits >> 3 >> 3;	/* / GHOST_WAYS */
+
+	_Static_assert(GHOST_WAYS == 8, "buckets: 1 << bits >> 3 ways");
+	if (slots < SMALL_MIN_SLOTS)
+		slots = SMALL_MIN_SLOTS;
+	if (buckets < GHOST_MIN_BUCKETS)
+		buckets = GHOST_MIN_BUCKETS;
+	sh->small = ak_calloc(slots, sizeof(*sh->small));
+	sh->ghost = ak_calloc(buckets * GHOST_WAYS, sizeof(*sh->ghost));
+	if (!sh->small || !sh->ghost) {
+		queues_destroy(sh);
+		return -ENOMEM;
 	}
-	return false;
+	sh->small_mask = slots - 1;
+	sh->ghost_mask = buckets - 1;
+	return 0;
+}
+
+/* queues_destroy() - free a shard's ring and ghost. Context: exclusive. */
+void queues_destroy(struct shard *sh)
+{
+	ak_free(sh->small);
+	ak_free(sh->ghost);
+	sh->small = NULL;
+	sh->ghost = NULL;
+}
+
+/* The ring and ghost sizes @sh's item count asks for (at least today's). */
+static void queues_want_sizes(const struct shard *sh, uint64_t *slots,
+			      uint64_t *buckets)
+{
+	*slots = sh->small_mask + 1;
+	*buckets = sh->ghost_mask + 1;
+	if ((sh->curr_items > SMALL_ITEMS_PER_SLOT * *slots ||
+	     sh->queues_grow) && *slots < SMALL_MAX_SLOTS)
+		*slots *= 2;
+	/* about one fingerprint per item: grow at 1.5 */
+	if (sh->curr_items * 2 > *buckets * GHOST_WAYS * 3 &&
+	    *buckets < GHOST_MAX_BUCKETS)
+		*buckets *= 2;
+}
+
+/**
+ * queues_want_grow_locked() - whether a store should call queues_grow()
+ * @sh: the shard
+ *
+ * Context: sh->lock held.
+ */
+bool queues_want_grow_locked(const struct shard *sh)
+{
+	uint64_t slots, buckets;
+
+	ak_lock_assert_held(&sh->lock);
+	queues_want_sizes(sh, &slots, &buckets);
+	return slots != sh->small_mask + 1 || buckets != sh->ghost_mask + 1;
+}
+
+/**
+ * queues_grow() - double the small ring or the ghost as the shard grew
+ * @s:  the store
+ * @sh: the shard
+ *
+ * The new arrays are allocated unlocked and installed under the lock when
+ * their bytes fit (reserved with mem_charge_locked(), which may evict).
+ * The ring's items move to their slots in the larger ring; the ghost
+ * starts empty (a fingerprint does not keep the hash bits that would say
+ * which of two new buckets is its).
+ *
+ * Context: no lock held; takes sh->lock.
+ */
+void queues_grow(struct store *s, struct shard *sh)
+{
+	struct item **ring = NULL, **old_ring = NULL;
+	uint16_t *ghost = NULL, *old_ghost = NULL;
+	uint64_t slots, buckets, had_slots, had_buckets, i;
+	size_t add = 0, short_by;
+	DEAD_LIST(dead);
+
+	shard_lock(sh);
+	had_slots = sh->small_mask + 1;
+	had_buckets = sh->ghost_mask + 1;
+	queues_want_sizes(sh, &slots, &buckets);
+	shard_unlock(sh);
+	if (slots != had_slots)
+		ring = ak_calloc(slots, sizeof(*ring));
+	if (buckets != had_buckets)
+		ghost = ak_calloc(buckets * GHOST_WAYS, sizeof(*ghost));
+	/* what the arrays add to queues_memory() */
+	if (ring)
+		add += (slots - had_slots) * sizeof(*ring);
+	if (ghost)
+		add += (buckets - had_buckets) * GHOST_WAYS * sizeof(*ghost);
+	if (!add)
+		goto out_free;
+
+	shard_lock(sh);
+	if (had_slots != sh->small_mask + 1 ||
+	    had_buckets != sh->ghost_mask + 1 ||
+	    mem_charge_locked(s, sh, add, false, NULL, store_now(s), &dead,
+			      &short_by))
+		goto out_unlock;	/* grown meanwhile, or no room */
+	if (ring) {
+		for (i = 0; i <= sh->small_mask; i++) {
+			struct item *it = sh->small[i];
+
+			if (it)
+				ring[(it->cas >> s->shard_bits) &
+				     (slots - 1)] = it;
+		}
+		old_ring = sh->small;
+		sh->small = ring;
+		sh->small_mask = slots - 1;
+		sh->queues_grow = false;
+		ring = NULL;
+	}
+	if (ghost) {
+		old_ghost = sh->ghost;
+		sh->ghost = ghost;
+		sh->ghost_mask = buckets - 1;
+		sh->ghost_entries = 0;
+		ghost = NULL;
+	}
+	sh->index_bytes += add;
+out_unlock:
+	shard_unlock(sh);
+	items_release(&dead);
+out_free:
+	ak_free(ring);
+	ak_free(ghost);
+	ak_free(old_ring);
+	ak_free(old_ghost);
 }
 
 /* Bytes a shard holds, and whether that is below half its fair share. */

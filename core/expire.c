@@ -127,9 +127,13 @@ void store_flush_all(struct store *s, rel_time_t when)
 /* ---- active expiry ---- */
 
 /* Check up to @n items from the shard's cursor. Return: items reclaimed. */
-static unsigned int shard_expire_locked(struct store *s, struct shard *sh,
-					unsigned int n, rel_time_t now,
-					struct dead_list *dead)
+/*
+ * Move the expiry hand over @n items, reclaiming the dead ones.
+ * Return: how many it reclaimed.
+ */
+unsigned int shard_expire_locked(struct store *s, struct shard *sh,
+				 unsigned int n, rel_time_t now,
+				 struct dead_list *dead)
 {
 	unsigned int got = 0;
 	struct item *it;

@@ -8,8 +8,9 @@
  *
  * The anchors are embedded: hnode (hash chain, string keys) and rbnode (key
  * order, string keys, in a partition's rbtree, with subtree, the size of
- * the subtree it heads); the shard's CLOCK hand walks the indexes
- * themselves, so no eviction list costs bytes. Integer keys are indexed by
+ * the subtree it heads). No eviction list costs bytes in the item: the
+ * shard's small queue is a ring of pointers indexed by the item's cas,
+ * and its main queue is the order of the indexes themselves (evict.c). Integer keys are indexed by
  * the shard's radix tree, by value, and do not use hnode/rbnode: their
  * ikey shares that space (a union), and their block ends the header right
  * after ikey (item_data_offset(), told by ITEM_INTKEY), so an integer
@@ -24,7 +25,7 @@
  *
  * Synchronization: refcount is atomic; every other field is written only
  * before the item is linked or under its shard's lock, and is read-only for
- * holders of a reference once linked (except ITEM_ACCESSED, a relaxed bit).
+ * holders of a reference once linked (iflags is read with relaxed loads).
  */
 #ifndef ANCHORKV_ITEM_H
 #define ANCHORKV_ITEM_H
@@ -47,9 +48,9 @@ typedef uint32_t rel_time_t;
 enum item_iflags {
 	ITEM_LINKED	= 1u << 0,	/* in its shard's indexes */
 	ITEM_INTKEY	= 1u << 1,	/* key is a canonical u64, indexed by radix */
-	ITEM_ACCESSED	= 1u << 2,	/* CLOCK reference bit, set on hits */
+	ITEM_FREQ_LO	= 1u << 2,	/* the eviction's 2-bit frequency: */
 	ITEM_FETCHED	= 1u << 3,	/* read at least once (stats) */
-	ITEM_NEW	= 1u << 4,	/* stored and not yet passed by the CLOCK hand */
+	ITEM_FREQ_HI	= 1u << 4,	/* see item_freq() in shard.h */
 	ITEM_STALE	= 1u << 5,	/* marked stale (md I): mg answers X */
 	ITEM_WIN	= 1u << 6,	/* a client was told it won the recache
 					 * (mg W): the others get Z */
@@ -74,7 +75,7 @@ struct item {
 	uint32_t nbytes;		/* value length without "\r\n" */
 	uint32_t refcount;		/* atomic */
 	uint8_t nkey;			/* key length, 1..250 */
-	uint8_t iflags;			/* enum item_iflags; ACCESSED is relaxed */
+	uint8_t iflags;			/* enum item_iflags; relaxed loads */
 	/*
 	 * String keys: items in the rbtree subtree this item heads, counted
 	 * modulo 2^16 (a partition's ranks, see part_rank_locked()); under

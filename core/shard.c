@@ -7,8 +7,8 @@
  * shrink, the retired maps and partitions freed once nobody can read
  * them), then one shard's: an item taken off them (unlinked, or reclaimed
  * when dead), the hands that walk them (the radix tree in key order, then
- * the hash table slot by slot; CLOCK eviction and active expiry both use
- * them), and the steps of a growing hash table. store.c, store_life.c,
+ * the hash table slot by slot; the main queue of the eviction and active
+ * expiry both use them), and the steps of a growing hash table. store.c, store_life.c,
  * evict.c, expire.c, the ordered walks (span.c, range_str.c, range.c)
  * and store_check.c call these; these call none of them. (The partitions
  * are here, not in a file of their own, because they and the shards use
@@ -404,6 +404,7 @@ void item_unlink_locked(struct store *s, struct shard *sh,
 		order_erase_locked(s, sh, it);
 		sh->curr_str_items--;
 	}
+	small_forget_locked(s, sh, it);
 	doubtful_unlink_locked(s, sh, it);
 	item_clear_flag(it, ITEM_LINKED);
 	sh->curr_items--;

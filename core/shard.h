@@ -100,7 +100,7 @@ struct shard {
 	/* everything below is guarded by lock, except where marked atomic */
 	struct htable ht;		/* string keys by item_key_hash() */
 	struct radix_tree_root ints;	/* integer keys by value */
-	struct clock_hand hand;		/* CLOCK eviction */
+	struct clock_hand hand;		/* the main queue's (evict.c) */
 	struct clock_hand expire_hand;	/* store_expire_step() */
 	uint64_t cas_seq;		/* atomic reads (flush); written under lock */
 	uint64_t flush_cas;		/* atomic: see item_flushed() */
@@ -122,8 +122,34 @@ struct shard {
 	 */
 	uint64_t doubtful;
 	uint64_t grow_retry_at;		/* ht.count before a refused grow retries */
+	/*
+	 * S3-FIFO eviction (evict.c). The small queue is a window over the
+	 * shard's cas sequence: an item in it sits at small[seq & small_mask],
+	 * seq its cas's (cas >> shard_bits), small_tail <= seq <= cas_seq,
+	 * cas_seq - seq <= small_mask; a slot holds no other item. The main
+	 * queue is every other linked item, in the order the eviction hand
+	 * walks the indexes. The ghost remembers the keys evicted from small:
+	 * GHOST_WAYS 16-bit fingerprints per bucket, 0 for none.
+	 */
+	struct item **small;
+	uint64_t small_mask;		/* slots - 1 */
+	uint64_t small_tail;
+	uint64_t small_items;
+	uint64_t small_bytes;		/* item_alloc_size() of small's items */
+	uint16_t *ghost;
+	uint64_t ghost_mask;		/* buckets - 1 */
+	uint64_t ghost_entries;
+	unsigned int ghost_way;		/* the way a full bucket loses next */
+	bool queues_grow;		/* the window was too short for small */
+	unsigned int dead_look;		/* items an eviction's dead search
+					 * looks at (evict.c) */
+	uint64_t ghost_hits;		/* new keys found in the ghost */
+	uint64_t moved_main;		/* small -> main: read while in small */
+	uint64_t small_aged;		/* small -> main: pushed out of the window */
 	unsigned int index;
 } __attribute__((aligned(CACHE_LINE)));
+
+#define GHOST_WAYS		8
 
 /*
  * A partition of the string keys' order: the rbtree of the string items
@@ -374,6 +400,44 @@ static inline void item_clear_flag(struct item *it, uint8_t f)
 		WRITE_ONCE(it->iflags, (uint8_t)(v & ~f));
 }
 
+/*
+ * The eviction's frequency, 0..3: FREQ_LO is its bit 0, FREQ_HI its bit 1.
+ * A hit adds one (item_hit()); the main queue's hand takes one off each
+ * time it passes, and evicts at 0.
+ */
+static inline unsigned int item_freq(const struct item *it)
+{
+	uint8_t f = READ_ONCE(it->iflags);
+
+	return (f & ITEM_FREQ_LO ? 1u : 0u) | (f & ITEM_FREQ_HI ? 2u : 0u);
+}
+
+static inline void item_set_freq(struct item *it, unsigned int freq)
+{
+	uint8_t f = READ_ONCE(it->iflags) &
+		    (uint8_t)~(ITEM_FREQ_LO | ITEM_FREQ_HI);
+
+	f |= (freq & 1 ? ITEM_FREQ_LO : 0) | (freq & 2 ? ITEM_FREQ_HI : 0);
+	WRITE_ONCE(it->iflags, f);
+}
+
+/*
+ * A read of @it: fetched, and its frequency one up (at most 3), in one
+ * write: 0 -> 1 and 2 -> 3 set FREQ_LO, 1 -> 2 trades it for FREQ_HI.
+ * Context: the item's shard lock is held.
+ */
+static inline void item_hit(struct item *it, uint8_t also)
+{
+	uint8_t f = READ_ONCE(it->iflags), n = f | also;
+
+	if (!(f & ITEM_FREQ_LO))
+		n |= ITEM_FREQ_LO;
+	else if (!(f & ITEM_FREQ_HI))
+		n = (uint8_t)((n & ~ITEM_FREQ_LO) | ITEM_FREQ_HI);
+	if (n != f)
+		WRITE_ONCE(it->iflags, n);
+}
+
 static inline bool item_is_int(const struct item *it)
 {
 	return READ_ONCE(it->iflags) & ITEM_INTKEY;	/* may run unlocked */
@@ -573,6 +637,49 @@ static inline void hands_forget_locked(struct shard *sh, struct item *it,
 	hand_forget(&sh->expire_hand, it, repl);
 }
 
+/* The slot of the small queue that holds @it if it is there. */
+static inline struct item **small_slot(const struct store *s,
+				       const struct shard *sh,
+				       const struct item *it)
+{
+	return &sh->small[(READ_ONCE(it->cas) >> s->shard_bits) &
+			  sh->small_mask];
+}
+
+/* Whether @it is in @sh's small queue (else, linked, in the main one). */
+static inline bool small_has_locked(const struct store *s,
+				    const struct shard *sh,
+				    const struct item *it)
+{
+	ak_lock_assert_held(&sh->lock);
+	return *small_slot(s, sh, it) == it;
+}
+
+/*
+ * Take @it out of the small queue if it is there (it leaves the store,
+ * or moves to the main queue). Return: whether it was.
+ */
+static inline bool small_forget_locked(const struct store *s,
+				       struct shard *sh, struct item *it)
+{
+	struct item **slot = small_slot(s, sh, it);
+
+	ak_lock_assert_held(&sh->lock);
+	if (*slot != it)
+		return false;
+	*slot = NULL;
+	sh->small_items--;
+	sh->small_bytes -= item_alloc_size(it);
+	return true;
+}
+
+/* The bytes of a shard's queues: the small ring and the ghost. */
+static inline uint64_t queues_memory(const struct shard *sh)
+{
+	return (sh->small_mask + 1) * sizeof(struct item *) +
+	       (sh->ghost_mask + 1) * GHOST_WAYS * sizeof(uint16_t);
+}
+
 /* Count the radix nodes an insert or delete added or freed since @nodes_before. */
 static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
 					   uint64_t nodes_before)
@@ -631,6 +738,19 @@ int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 		      bool defer, const struct item *keep, rel_time_t now,
 		      struct dead_list *dead, size_t *short_by);
 void shard_grow(struct store *s, struct shard *sh, unsigned int bits);
+
+/* expire.c: the expiry hand's walk */
+unsigned int shard_expire_locked(struct store *s, struct shard *sh,
+				 unsigned int n, rel_time_t now,
+				 struct dead_list *dead);
+
+/* evict.c: the queues of S3-FIFO */
+int queues_init(struct shard *sh, unsigned int bits);
+void queues_destroy(struct shard *sh);
+void queues_link_locked(struct store *s, struct shard *sh, struct item *it,
+			struct item *old, const struct keyref *k);
+bool queues_want_grow_locked(const struct shard *sh);
+void queues_grow(struct store *s, struct shard *sh);
 size_t store_evict_others(struct store *s, struct shard *self, size_t need);
 
 #endif /* ANCHORKV_SHARD_H */

@@ -126,7 +126,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	case STORE_OP_ADD:
 		if (old) {
 			/* memcached bumps the item an add collides with */
-			item_set_flag(old, ITEM_ACCESSED);
+			item_hit(old, 0);
 			return STORE_NOT_STORED;
 		}
 		break;
@@ -212,6 +212,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 		c->split = order_insert_locked(s, sh, it);
 	}
 
+	queues_link_locked(s, sh, it, old, &c->k);
 	if (old) {
 		doubtful_unlink_locked(s, sh, old);
 		item_clear_flag(old, ITEM_LINKED);
@@ -233,7 +234,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 		   (int64_t)charged);
 
 	doubtful_link_locked(s, sh, it);
-	item_set_flag(it, ITEM_LINKED | ITEM_NEW);
+	item_set_flag(it, ITEM_LINKED);
 	c->cas = it->cas;
 	return STORE_STORED;
 }
@@ -268,6 +269,7 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 	for (round = 0;; round++) {
 		struct slist_head *old_buckets;
 		unsigned int grow_bits = 0;
+		bool grow_queues;
 		DEAD_LIST(dead);
 
 		c->short_by = 0;
@@ -278,11 +280,14 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		old_buckets = shard_rehash_step_locked(s, sh);
 		if (!c->k.isint && shard_wants_grow_locked(sh))
 			grow_bits = sh->ht.bits;
+		grow_queues = queues_want_grow_locked(sh);
 		shard_unlock(sh);
 		items_release(&dead);
 		ak_free(old_buckets);
 		if (grow_bits)
 			shard_grow(s, sh, grow_bits);
+		if (grow_queues)
+			queues_grow(s, sh);
 		if (c->split) {
 			part_split(s, split_key, c->k.nkey);
 			c->split = false;
@@ -500,7 +505,7 @@ void lookup_hit_locked(struct store *s, struct shard *sh, struct item *it,
 	}
 	if (req->flags & STORE_REQ_NO_BUMP)
 		return;
-	item_set_flag(it, ITEM_ACCESSED | ITEM_FETCHED);
+	item_hit(it, ITEM_FETCHED);
 	/* the last access, at most one write a second (flush_all reads it:
 	 * only a live item is bumped, so it moves past no flush moment) */
 	now = store_now(s);

@@ -3,8 +3,8 @@
  * store.h - the item store: shards of indexes, eviction and memory limit.
  *
  * The store is split into shards. Each shard owns a hash table and an
- * rbtree for string keys, a radix tree for integer keys, a CLOCK eviction
- * list, and one lock (struct ak_lock, lock.h). The functions below take
+ * rbtree for string keys, a radix tree for integer keys, the queues of
+ * its S3-FIFO eviction (evict.c), and one lock (struct ak_lock, lock.h). The functions below take
  * and release the shard lock themselves around the smallest critical
  * section; the _locked helpers inside store.c expect it held. Nothing under a shard lock allocates,
  * frees, or does I/O: items are allocated and filled before the lock
@@ -96,6 +96,12 @@ struct store_stats {
 	uint64_t evicted_unfetched;	/* of which never read */
 	uint64_t expired_unfetched;	/* expired items reclaimed never read */
 	uint64_t reclaimed;		/* expired/flushed items reclaimed */
+	uint64_t small_items;		/* in the small queues (evict.c) */
+	uint64_t small_bytes;		/* their item bytes */
+	uint64_t ghost_entries;		/* evicted keys remembered */
+	uint64_t ghost_hits;		/* new keys found there: to main */
+	uint64_t moved_main;		/* small -> main, read while in small */
+	uint64_t small_aged;		/* small -> main, out of the ring */
 	uint64_t expire_checked;	/* items the expiry hand looked at, and */
 	uint64_t expire_reclaimed;	/* reclaimed (since the start) */
 	uint64_t hash_buckets;		/* buckets over all shards */
@@ -199,7 +205,7 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
  * @cas:     STORE_OP_CAS only: the cas unique the client sent
  * @cas_out: receives the new item's cas when stored (may be NULL)
  *
- * Evicts the coldest items (CLOCK) to make room, or with no_evict answers
+ * Evicts by S3-FIFO to make room, or with no_evict answers
  * STORE_NO_MEMORY. Append and prepend build the joined item outside the
  * lock and retry if the old one changed meanwhile.
  *
@@ -254,7 +260,7 @@ enum store_result store_item_store_opts(struct store *s, struct item *it,
 enum store_req_flags {
 	STORE_REQ_TOUCH	= 1u << 0,	/* set the expiry to @exptime (gat) */
 	STORE_REQ_PEEK	= 1u << 1,	/* no reference wanted (touch) */
-	STORE_REQ_NO_BUMP = 1u << 2,	/* leave the CLOCK bit, the fetched
+	STORE_REQ_NO_BUMP = 1u << 2,	/* leave the frequency, the fetched
 					 * mark and the last access (mg u) */
 	STORE_REQ_RECACHE = 1u << 3,	/* win the recache if the expiry is
 					 * before @recache (mg R) */
@@ -298,7 +304,7 @@ struct store_res {
  * @res: receives the outcome
  *
  * An expired or flushed item found is unlinked (lazy expiry) and reported
- * as a miss. A hit sets the item's CLOCK bit without moving it, marks it
+ * as a miss. A hit adds one to the item's 2-bit frequency without moving it, marks it
  * fetched and makes now its last access, unless STORE_REQ_NO_BUMP. The
  * recache is won (res->won) by the first request that finds the item
  * stale, or with STORE_REQ_RECACHE expiring before req->recache.
@@ -591,7 +597,7 @@ void store_stats_reset(struct store *s);
  * @s:     the store
  * @limit: the new limit in bytes; 0: none
  *
- * A lower limit evicts (CLOCK, the fullest shards first) until the store
+ * A lower limit evicts (S3-FIFO, the fullest shards first) until the store
  * fits; stores racing with it evict as well. Under no_evict (-M) the
  * limit is not lowered below what is held, since no item may be dropped.
  *
@@ -650,10 +656,12 @@ size_t store_memory_used(const struct store *s);
  * @why: receives a description of the first problem found
  * @len: room in @why
  *
- * Per shard: every item on the CLOCK list is linked, in exactly the index
+ * Per shard: every item is linked, in exactly the index
  * of its key class (radix by value, or hash bucket and rbtree) of the right
  * shard; the rbtree is in order and the radix tree and hash hold exactly
- * those items; the counters, bytes and index bytes match. Then the memory
+ * those items; the counters, bytes and index bytes match; every item of
+ * the small queue sits at the slot of its cas in the ring's window, and
+ * the queue and ghost counts are what they hold. Then the memory
  * counter equals the shards' total and is within the limit; that last part
  * holds only while no other thread uses the store.
  *

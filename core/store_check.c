@@ -185,6 +185,56 @@ static int check_parts(struct store *s, uint64_t *total, char *why,
 	return 0;
 }
 
+/*
+ * The queues of S3-FIFO: every item of the small ring is linked, of this
+ * shard, at the slot of its cas's sequence number, inside the window
+ * [small_tail, cas_seq] no wider than the ring; the counts are the
+ * ring's; a linked item is in small or, by definition, in main; the
+ * ghost's count is its fingerprints'.
+ */
+static int check_queues_locked(const struct store *s, const struct shard *sh,
+			       char *why, size_t len)
+{
+	uint64_t i, n = 0, bytes = 0, ghosts = 0;
+
+	ak_lock_assert_held(&sh->lock);
+	if (sh->small_mask & (sh->small_mask + 1) ||
+	    sh->ghost_mask & (sh->ghost_mask + 1))
+		CHECK_FAIL("shard %u: a queue size is no power of two",
+			   sh->index);
+	for (i = 0; i <= sh->small_mask; i++) {
+		const struct item *it = sh->small[i];
+		uint64_t seq;
+
+		if (!it)
+			continue;
+		seq = it->cas >> s->shard_bits;
+		if (!(it->iflags & ITEM_LINKED) ||
+		    shard_of_item(s, it) != sh ||
+		    (it->cas & s->shard_mask) != sh->index ||
+		    (seq & sh->small_mask) != i || seq < sh->small_tail ||
+		    seq > sh->cas_seq || seq - sh->small_tail > sh->small_mask)
+			CHECK_FAIL("shard %u: bad item in small slot %llu",
+				   sh->index, (unsigned long long)i);
+		n++;
+		bytes += item_alloc_size(it);
+	}
+	if (n != sh->small_items || bytes != sh->small_bytes ||
+	    n > sh->curr_items)
+		CHECK_FAIL("shard %u: small counts %llu items %llu bytes, "
+			   "ring has %llu/%llu", sh->index,
+			   (unsigned long long)sh->small_items,
+			   (unsigned long long)sh->small_bytes,
+			   (unsigned long long)n, (unsigned long long)bytes);
+	for (i = 0; i < (sh->ghost_mask + 1) * GHOST_WAYS; i++)
+		ghosts += sh->ghost[i] != 0;
+	if (ghosts != sh->ghost_entries)
+		CHECK_FAIL("shard %u: ghost counts %llu, has %llu", sh->index,
+			   (unsigned long long)sh->ghost_entries,
+			   (unsigned long long)ghosts);
+	return 0;
+}
+
 static int check_shard_locked(const struct store *s, const struct shard *sh,
 			      char *why, size_t len)
 {
@@ -274,13 +324,13 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	if (cnt != nstr)
 		CHECK_FAIL("shard %u: hash has %llu of %llu", sh->index,
 			   (unsigned long long)cnt, (unsigned long long)nstr);
-	if (sh->index_bytes != htable_memory(&sh->ht) +
-			       sh->ints.nr_nodes * s->node_size)
+	size = htable_memory(&sh->ht) + sh->ints.nr_nodes * s->node_size +
+	       queues_memory(sh);
+	if (sh->index_bytes != size)
 		CHECK_FAIL("shard %u: index bytes %llu, really %llu",
 			   sh->index, (unsigned long long)sh->index_bytes,
-			   (unsigned long long)(htable_memory(&sh->ht) +
-				sh->ints.nr_nodes * s->node_size));
-	return 0;
+			   (unsigned long long)size);
+	return check_queues_locked(s, sh, why, len);
 }
 
 int store_check_invariants(struct store *s, char *why, size_t len)

@@ -28,6 +28,12 @@ static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
 	st->evicted_unfetched += sh->evicted_unfetched;
 	st->expired_unfetched += sh->expired_unfetched;
 	st->reclaimed += sh->reclaimed;
+	st->small_items += sh->small_items;
+	st->small_bytes += sh->small_bytes;
+	st->ghost_entries += sh->ghost_entries;
+	st->ghost_hits += sh->ghost_hits;
+	st->moved_main += sh->moved_main;
+	st->small_aged += sh->small_aged;
 	st->hash_buckets += (uint64_t)1 << sh->ht.bits;
 	st->radix_nodes += sh->ints.nr_nodes;
 	st->rehashing += htable_rehashing(&sh->ht);
@@ -103,6 +109,9 @@ void store_stats_reset(struct store *s)
 		sh->evicted_unfetched = 0;
 		sh->expired_unfetched = 0;
 		sh->reclaimed = 0;
+		sh->ghost_hits = 0;
+		sh->moved_main = 0;
+		sh->small_aged = 0;
 		shard_unlock(sh);
 	}
 }
@@ -169,11 +178,15 @@ struct store *store_create(const struct store_config *cfg)
 
 		if (!buckets)
 			break;
+		if (queues_init(sh, bits)) {
+			ak_free(buckets);
+			break;
+		}
 		ak_lock_init(&sh->lock);
 		htable_init(&sh->ht, buckets, bits);
 		radix_tree_init(&sh->ints);
 		sh->index = i;
-		sh->index_bytes = htable_memory(&sh->ht);
+		sh->index_bytes = htable_memory(&sh->ht) + queues_memory(sh);
 		s->mem_used += sh->index_bytes;
 	}
 	if (ok < n)
@@ -215,6 +228,7 @@ void store_destroy(struct store *s)
 			item_put(it);
 		htable_destroy(&sh->ht);
 		radix_tree_destroy(&sh->ints);
+		queues_destroy(sh);
 	}
 	pthread_mutex_destroy(&s->flush_lock);
 	ak_free(s->mem);

@@ -180,6 +180,14 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "index_bytes", st->index_bytes);
 	stat_u64(out, "hash_buckets", st->hash_buckets);
 	stat_u64(out, "radix_nodes", st->radix_nodes);
+	/* S3-FIFO (docs/architecture.md, "Eviction") */
+	stat_u64(out, "small_queue_items", st->small_items);
+	stat_u64(out, "small_queue_bytes", st->small_bytes);
+	stat_u64(out, "main_queue_items", st->curr_items - st->small_items);
+	stat_u64(out, "ghost_entries", st->ghost_entries);
+	stat_u64(out, "ghost_hits", st->ghost_hits);
+	stat_u64(out, "moves_to_main", st->moved_main);
+	stat_u64(out, "small_window_moves", st->small_aged);
 	stat_u64(out, "shards", st->nshards);
 	stat_u64(out, "partitions", st->partitions);
 	stat_u64(out, "partition_splits", st->partition_splits);
@@ -289,7 +297,8 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_zeros(out, "slab_global_page_pool");
 	stat_u64(out, "expired_unfetched", st.expired_unfetched);
 	stat_u64(out, "evicted_unfetched", st.evicted_unfetched);
-	/* CLOCK never evicts an item read since the hand last passed it */
+	/* S3-FIFO never evicts an item read since it came in (small) or
+	 * since the hand last passed it (main) */
 	stat_u64(out, "evicted_active", 0);
 	stat_u64(out, "evictions", st.evictions);
 	stat_u64(out, "reclaimed", st.reclaimed);

@@ -694,7 +694,8 @@ def test_client_hello_cut_at_every_byte(hostile_srv, certs):
                 c.sock.shutdown(socket.SHUT_WR)
                 c.assert_closed()
         assert stat(srv, "ssl_handshake_errors") - errors == len(hello)
-    wait_for(lambda: open_fds(srv.pid) <= fds, what="descriptors back")
+    wait_for(lambda: open_fds(srv.pid) <= fds, timeout=20,
+             what="descriptors back")
 
 
 def test_stalled_handshakes_end_at_the_deadline(hostile_srv, certs):

@@ -1613,13 +1613,17 @@ static void test_evict_elsewhere(void)
 		snprintf(key, sizeof(key), "%u", i);
 		CHECK(!holds(s, key, NULL));
 	}
-	/* past it, a shard evicts its own coldest */
+	/*
+	 * Past it, a shard evicts its own: 64..87, read since they came in,
+	 * move to main; the first of 88.. never read leave small's tail.
+	 */
 	for (i = 88; i < 128; i++) {
 		snprintf(key, sizeof(key), "%u", i);
 		fails += put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
 			       STORE_OP_SET, 0, NULL) != STORE_STORED;
 	}
-	CHECK(fails == 0 && holds(s, "64", NULL) && !holds(s, "127", NULL));
+	CHECK(fails == 0 && !holds(s, "64", NULL) && !holds(s, "87", NULL) &&
+	      holds(s, "88", NULL) && !holds(s, "127", NULL));
 	/* one item larger than everything but one shard's share */
 	{
 		struct item *it = item_alloc("big", 3, 0, 0, 400 << 10);
@@ -1658,8 +1662,8 @@ static void test_evict_elsewhere(void)
 	store_destroy(s);
 }
 
-/* CLOCK: items read since the hand passed get a second chance. */
-static void test_clock(void)
+/* Items read since they came in stay; unread ones go first (S3-FIFO). */
+static void test_read_items_stay(void)
 {
 	const size_t limit = 256 << 10;
 	struct store *s = new_store(1, limit, false, 4);
@@ -1704,16 +1708,19 @@ static void test_clock(void)
 	CHECK_MSG(kept_hot == (n + 1) / 2, "hot kept %u of %u", kept_hot,
 		  (n + 1) / 2);
 	CHECK_MSG(kept_cold < n / 2, "cold kept %u of %u", kept_cold, n / 2);
-	/* the hand walks hash order: it may pass a fresh one twice too */
+	/*
+	 * The d keys, unread too, may go as well: S3-FIFO evicts a new key
+	 * not read since it came in at small's tail (how many depends on the
+	 * hash order of main's hand). Every eviction is one of the two.
+	 */
 	for (i = 0; i < n / 4; i++) {
 		snprintf(key, sizeof(key), "d%u", i);
 		lost_new += holds(s, key, NULL);
 	}
-	CHECK_MSG(lost_new < n / 8, "new lost %u of %u", lost_new, n / 4);
 	store_stats(s, &st);
 	CHECK(st.evictions > 0 &&
 	      st.evictions == n - kept_hot - kept_cold + lost_new);
-	check_store(s, "clock");
+	check_store(s, "read items stay");
 	store_destroy(s);
 }
 
@@ -2587,7 +2594,7 @@ int main(void)
 	test_alloc_failures(4, 60000);
 	test_memory_limit(1);
 	test_memory_limit(16);
-	test_clock();
+	test_read_items_stay();
 	test_evict_elsewhere();
 	test_concurrent_updates();
 	test_no_evict(1);

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_evict.c - the store's S3-FIFO eviction (core/evict.c) against a
+ * reference model written from the algorithm's description, not from the
+ * code: the same hits, the same keys held after every request, the same
+ * queue and ghost sizes; then the policy's promises one by one (one-hit
+ * keys do not push out the hot set, a key evicted and asked for again
+ * goes straight to main, dead items go first).
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RND_SEED	0x53f1f0c1a55ull
+
+#include "check.h"
+#include "hash.h"
+#include "item.h"
+#include "rnd.h"
+#include "store.h"
+
+#define T0		1000
+#define KEYS		150	/* keys "100".."249": one size, one order */
+#define KEY_BASE	100
+#define VALUE		100
+#define HELD		60	/* about this many fit */
+
+static char value[VALUE];
+
+static struct store *new_store(size_t limit, unsigned int hash_bits)
+{
+	struct store_config cfg = {
+		.mem_limit = limit,
+		.item_size_max = 1024 * 1024,
+		.nshards = 1,
+		.hash_bits = hash_bits,
+	};
+	struct store *s = store_create(&cfg);
+
+	if (s)
+		store_set_time(s, T0);
+	return s;
+}
+
+static int set_key(struct store *s, const char *key, rel_time_t exptime)
+{
+	struct item *it;
+	int err = store_item_alloc(s, key, strlen(key), 0, exptime, VALUE,
+				   &it);
+
+	if (err)
+		return STORE_NO_MEMORY;
+	memcpy(item_value(it), value, VALUE);
+	memcpy(item_value(it) + VALUE, "\r\n", 2);
+	return store_item_store(s, it, STORE_OP_SET, 0, NULL);
+}
+
+/* A read, as a client's get: a hit counts for the policy. */
+static bool get_key(struct store *s, const char *key)
+{
+	struct item *it = store_get(s, key, strlen(key), NULL);
+
+	if (it)
+		item_put(it);
+	return it != NULL;
+}
+
+/* Whether @key is held, without counting as a read. */
+static bool peek_key(struct store *s, const char *key)
+{
+	struct store_req req = { .key = key, .nkey = strlen(key),
+				 .flags = STORE_REQ_NO_BUMP };
+	struct store_res res;
+	struct item *it = store_lookup(s, &req, &res);
+
+	if (it)
+		item_put(it);
+	return it != NULL;
+}
+
+static void check_store(struct store *s, const char *when)
+{
+	char why[256];
+
+	CHECK_MSG(store_check_invariants(s, why, sizeof(why)) == 0, "%s: %s",
+		  when, why);
+}
+
+/* ---- the model: S3-FIFO as the paper and docs/architecture.md say ---- */
+
+struct model_key {
+	bool held, small, ghost;
+	unsigned int freq;
+};
+
+struct model {
+	struct model_key k[KEYS];
+	unsigned int fifo[KEYS];	/* small, oldest first, a ring */
+	unsigned int fifo_head, fifo_len;
+	unsigned int held, small, ghost;
+	unsigned int hand;		/* the key main's hand looks at next */
+};
+
+static bool model_small_evict(struct model *m)
+{
+	while (m->fifo_len) {
+		unsigned int i = m->fifo[m->fifo_head];
+		struct model_key *k = &m->k[i];
+
+		m->fifo_head = (m->fifo_head + 1) % KEYS;
+		m->fifo_len--;
+		m->small--;
+		k->small = false;
+		if (k->freq) {		/* read while in small: to main */
+			k->freq = 0;
+			continue;
+		}
+		k->held = false;
+		m->held--;
+		k->ghost = true;
+		m->ghost++;
+		return true;
+	}
+	return false;
+}
+
+/* Main is a CLOCK in key order, passing small's keys by. */
+static bool model_main_evict(struct model *m)
+{
+	if (m->held == m->small)
+		return false;
+	for (;;) {
+		unsigned int i = m->hand % KEYS;
+		struct model_key *k = &m->k[i];
+
+		m->hand = i + 1;
+		if (!k->held || k->small)
+			continue;
+		if (k->freq) {
+			k->freq--;
+			continue;
+		}
+		k->held = false;
+		m->held--;
+		return true;
+	}
+}
+
+static bool model_evict(struct model *m)
+{
+	bool from_small = m->small * 10 >= m->held;
+
+	if (from_small && model_small_evict(m))
+		return true;
+	if (model_main_evict(m))
+		return true;
+	return !from_small && model_small_evict(m);
+}
+
+static void model_insert(struct model *m, unsigned int i)
+{
+	struct model_key *k = &m->k[i];
+
+	k->held = true;
+	k->freq = 0;
+	m->held++;
+	if (k->ghost) {			/* remembered: straight to main */
+		k->ghost = false;
+		m->ghost--;
+		return;
+	}
+	k->small = true;
+	m->small++;
+	m->fifo[(m->fifo_head + m->fifo_len) % KEYS] = i;
+	m->fifo_len++;
+}
+
+/*
+ * Cache-aside over skewed keys against the model: the store evicts as its
+ * memory says, the model as many times, then both insert; the held keys,
+ * the small queue and the ghost must agree after every request.
+ */
+static void test_against_model(void)
+{
+	static struct model m;
+	size_t limit;
+	struct store_stats st;
+	uint64_t evictions = 0;
+	unsigned int step, i, diverged = 0, hits = 0;
+	struct store *s = new_store(0, 13);
+	char key[16];
+
+	if (!s)
+		return;
+	limit = store_memory_used(s) + 4096 +
+		HELD * item_total_size("100", 3, VALUE);
+	CHECK(store_set_mem_limit(s, limit) == 0);
+	for (step = 0; step < 20000 && !diverged; step++) {
+		bool hit;
+
+		i = rnd_below(rnd_below(KEYS) + 1);	/* low keys are hot */
+		snprintf(key, sizeof(key), "%u", KEY_BASE + i);
+		hit = get_key(s, key);
+		if (hit != m.k[i].held) {
+			diverged = step + 1;
+			break;
+		}
+		if (hit) {
+			hits++;
+			if (m.k[i].freq < 3)
+				m.k[i].freq++;
+			continue;
+		}
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+		store_stats(s, &st);
+		for (; evictions < st.evictions; evictions++)
+			if (!model_evict(&m))
+				diverged = step + 1;
+		model_insert(&m, i);
+		for (i = 0; i < KEYS; i++) {
+			snprintf(key, sizeof(key), "%u", KEY_BASE + i);
+			if (peek_key(s, key) != m.k[i].held)
+				diverged = step + 1;
+		}
+		if (st.small_items != m.small || st.ghost_entries != m.ghost ||
+		    st.curr_items != m.held)
+			diverged = step + 1;
+	}
+	CHECK_MSG(!diverged, "store and model differ at request %u", diverged);
+	store_stats(s, &st);
+	/* every path was taken, and the ring never cut small short */
+	CHECK_MSG(st.evictions > 1000 && st.ghost_hits > 100 &&
+		  st.moved_main > 100 && hits > 5000,
+		  "evictions %" PRIu64 ", ghost hits %" PRIu64 ", moves %"
+		  PRIu64 ", hits %u", st.evictions, st.ghost_hits,
+		  st.moved_main, hits);
+	CHECK(st.small_aged == 0);
+	check_store(s, "model");
+	store_destroy(s);
+}
+
+/* A scan of keys read once, many times the cache, leaves the hot set. */
+static void test_one_hit_keys_keep_the_hot_set(void)
+{
+	struct store *s = new_store(0, 10);
+	unsigned int i, lost = 0;
+	struct store_stats st;
+	char key[32];
+
+	if (!s)
+		return;
+	CHECK(store_set_mem_limit(s, store_memory_used(s) + 64 * 1024) == 0);
+	for (i = 0; i < 100; i++) {		/* the hot set, read twice */
+		snprintf(key, sizeof(key), "hot:%u", i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+		CHECK(get_key(s, key) && get_key(s, key));
+	}
+	for (i = 0; i < 5000; i++) {		/* stored, never read */
+		snprintf(key, sizeof(key), "scan:%u", i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+		if (i % 50 == 0) {		/* the hot set stays in use */
+			unsigned int j;
+
+			for (j = 0; j < 100; j++) {
+				snprintf(key, sizeof(key), "hot:%u", j);
+				get_key(s, key);
+			}
+		}
+	}
+	for (i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "hot:%u", i);
+		lost += !peek_key(s, key);
+	}
+	store_stats(s, &st);
+	CHECK_MSG(lost == 0, "%u of 100 hot keys lost", lost);
+	CHECK(st.evictions > 4000 && st.evicted_unfetched > 4000);
+	check_store(s, "scan");
+	store_destroy(s);
+}
+
+/* A key evicted unread and stored again skips small: the ghost knew it. */
+static void test_ghost_sends_to_main(void)
+{
+	struct store *s = new_store(0, 13);	/* a ring for all 400 */
+	struct store_stats st;
+	unsigned int i, back = 0;
+	uint64_t hits;
+	char key[32];
+
+	if (!s)
+		return;
+	CHECK(store_set_mem_limit(s, store_memory_used(s) + 32 * 1024) == 0);
+	for (i = 0; i < 400; i++) {
+		snprintf(key, sizeof(key), "k%u", i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	store_stats(s, &st);
+	CHECK(st.evictions > 100 && st.ghost_entries > 0 &&
+	      st.ghost_entries <= st.evictions);
+	hits = st.ghost_hits;	/* a 16-bit fingerprint may have matched */
+	for (i = 0; i < 400 && !back; i++) {	/* the first evicted one */
+		snprintf(key, sizeof(key), "k%u", i);
+		if (!peek_key(s, key)) {
+			CHECK(set_key(s, key, 0) == STORE_STORED);
+			back = i + 1;
+		}
+	}
+	store_stats(s, &st);
+	CHECK(back && st.ghost_hits == hits + 1);
+	check_store(s, "ghost");
+	store_destroy(s);
+}
+
+/*
+ * Dead items met on the way (small's tail, main's hand) are reclaimed, not
+ * evicted: a full store of expired items makes room without an eviction.
+ */
+static void test_dead_go_first(void)
+{
+	struct store *s = new_store(0, 10);
+	size_t one = item_total_size("ttl1000", 7, VALUE), limit;
+	unsigned int i, n = 0;
+	struct store_stats st;
+	char key[32];
+
+	if (!s)
+		return;
+	limit = store_memory_used(s) + 48 * 1024;
+	CHECK(store_set_mem_limit(s, limit) == 0);
+	while (store_memory_used(s) + 2 * one < limit) {
+		snprintf(key, sizeof(key), "ttl%u", 1000 + n++);
+		CHECK(set_key(s, key, store_exptime(s, 2)) == STORE_STORED);
+		if (n % 3 == 0)
+			get_key(s, key);	/* some in main with a freq */
+	}
+	store_set_time(s, T0 + 5);		/* all of them are dead */
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "new%u", 1000 + i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	store_stats(s, &st);
+	CHECK_MSG(st.evictions == 0 && st.reclaimed > n / 2,
+		  "evictions %" PRIu64 ", reclaimed %" PRIu64 " of %u",
+		  st.evictions, st.reclaimed, n);
+	check_store(s, "dead");
+	store_destroy(s);
+}
+
+int main(void)
+{
+	hash_init();
+	memset(value, 'v', sizeof(value));
+	test_against_model();
+	test_one_hit_keys_keep_the_hot_set();
+	test_ghost_sends_to_main();
+	test_dead_go_first();
+	return check_report();
+}
