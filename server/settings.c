@@ -31,6 +31,8 @@ struct settings settings;
 #define HASH_POWER_MIN		8
 #define HASH_POWER_MAX		30
 #define HASH_BITS_MIN		4
+#define HASH_POWER_FLOOR	8	/* the least hash_power accepts */
+#define HASH_SHARE_OF_LIMIT	64	/* first buckets: at most 1/64 of -m */
 #define ITEM_SIZE_MIN		1024u
 #define ITEM_SIZE_MAX		(1024u * 1024 * 1024)
 
@@ -674,7 +676,7 @@ static unsigned int log2_floor(unsigned int n)
 
 int settings_finish(struct settings *s, char *err, size_t errlen)
 {
-	unsigned int shift;
+	unsigned int shift, power;
 
 	if (s->shards == 0) {
 		/*
@@ -689,9 +691,18 @@ int settings_finish(struct settings *s, char *err, size_t errlen)
 			n <<= 1;
 		s->shards = n;
 	}
+	/*
+	 * The first hash tables take at most 1/HASH_SHARE_OF_LIMIT of the
+	 * memory limit (it counts them): a small -m is not half spent on
+	 * buckets before the first item; they grow with the items.
+	 */
+	power = s->hash_power;
+	while (s->maxbytes && power > HASH_POWER_FLOOR &&
+	       (sizeof(void *) << power) > s->maxbytes / HASH_SHARE_OF_LIMIT)
+		power--;
 	shift = log2_floor(s->shards);
-	s->hash_bits = s->hash_power > shift + HASH_BITS_MIN ?
-		       s->hash_power - shift : HASH_BITS_MIN;
+	s->hash_bits = power > shift + HASH_BITS_MIN ?
+		       power - shift : HASH_BITS_MIN;
 	if (s->maxbytes && s->proto.item_size_max > s->maxbytes / 2) {
 		snprintf(err, errlen, "max_item_size (-I) %zu is above half "
 			 "of memory_limit (-m) %zu bytes; raise -m or lower -I",

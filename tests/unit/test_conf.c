@@ -511,6 +511,17 @@ static void test_finish(void)
 	CHECK(settings_finish(&s, err, sizeof(err)) == 0 && s.shards == 8);
 	CHECK(s.hash_bits == 13);
 
+	/* a small -m: the first buckets take at most 1/64 of it */
+	settings_init(&s);
+	s.shards = 2;
+	s.maxbytes = 8u << 20;
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0);
+	CHECK_MSG(s.hash_bits == 13 && s.hash_power == 16,
+		  "-m 8: hash_bits %u, hash_power %u", s.hash_bits,
+		  s.hash_power);
+	s.maxbytes = 64u << 20;	/* 512 KiB of buckets fit in 1/64 */
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0 && s.hash_bits == 15);
+
 	/* memcached refuses -I above half of -m */
 	settings_init(&s);
 	s.maxbytes = 1u << 20;
