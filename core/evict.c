@@ -189,7 +189,9 @@ void queues_link_locked(struct store *s, struct shard *sh, struct item *it,
 			return;
 	} else {
 		item_set_freq(it, 0);
-		if (ghost_take_locked(sh, ghost_hash(k->isint, k->ikey,
+		/* an empty ghost (nothing evicted yet) costs no lookup */
+		if (sh->ghost_entries &&
+		    ghost_take_locked(sh, ghost_hash(k->isint, k->ikey,
 						     k->hash))) {
 			sh->ghost_hits++;
 			return;
@@ -409,8 +411,12 @@ static void queues_want_sizes(const struct shard *sh, uint64_t *slots,
 	if ((sh->curr_items > SMALL_ITEMS_PER_SLOT * *slots ||
 	     sh->queues_grow) && *slots < SMALL_MAX_SLOTS)
 		*slots *= 2;
-	/* about one fingerprint per item: grow at 1.5 */
-	if (sh->curr_items * 2 > *buckets * GHOST_WAYS * 3 &&
+	/*
+	 * About one fingerprint per item: grow at 1.5, once the shard has
+	 * evicted (a store that only grows never reads its ghost)
+	 */
+	if (sh->ghost_entries &&
+	    sh->curr_items * 2 > *buckets * GHOST_WAYS * 3 &&
 	    *buckets < GHOST_MAX_BUCKETS)
 		*buckets *= 2;
 }
