@@ -1705,8 +1705,13 @@ static void test_read_items_stay(void)
 				kept_hot++;
 		}
 	}
-	CHECK_MSG(kept_hot == (n + 1) / 2, "hot kept %u of %u", kept_hot,
-		  (n + 1) / 2);
+	/*
+	 * A read key still in small when small's tail is cut moves to main
+	 * with its frequency spent (S3-FIFO), where the hand may take it:
+	 * nearly all the read ones stay, not all.
+	 */
+	CHECK_MSG(kept_hot * 10 >= (n + 1) / 2 * 9, "hot kept %u of %u",
+		  kept_hot, (n + 1) / 2);
 	CHECK_MSG(kept_cold < n / 2, "cold kept %u of %u", kept_cold, n / 2);
 	/*
 	 * The d keys, unread too, may go as well: S3-FIFO evicts a new key
