@@ -19,7 +19,14 @@
 #     Redis's BGSAVE and RDB load, and p99 while one is written;
 #  6. tls: p1 and p16 over TLS (memtier_benchmark --tls) against anchorkv
 #     -Z and memcached -Z, with the same certificate, beside anchorkv's
-#     plain-text run (memtier only, built with TLS).
+#     plain-text run (memtier only, built with TLS);
+#  7. hitratio: a cache-aside replay of seeded traces (build/hitratio)
+#     against anchorkv -t 2 -m M, memcached -t 2 -m M and redis-server
+#     maxmemory M (allkeys-lru and allkeys-lfu), M from 2 % to 20 % of
+#     the keys' bytes: hit ratio, items held, server CPU per request, and
+#     exact LRU and S3-FIFO simulated at anchorkv's item count. Written
+#     to hitratio-latest.md (section 7 is not in the default list: run it
+#     with BENCH_SECTIONS=hitratio; about 25 minutes with the defaults).
 #
 # Knobs (environment):
 #   BENCH_ROUNDS=3          rounds of section 1 (and 3)
@@ -32,6 +39,17 @@
 #   BENCH_GENERATOR=auto    auto, memtier or memcaslap
 #   BENCH_SNAP_ITEMS=10000000  items of section 5 (snapshot)
 #   BENCH_SECTIONS="load inserts memory range meta snapshot tls"
+#   BENCH_HR_TRACES="zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes"
+#                           traces of section 7: zipfA (Zipf exponent A,
+#                           100-byte values), scan (Zipf 0.9 and 5,000
+#                           one-hit keys after every 20,000 requests), ttl
+#                           (Zipf 1.0, a quarter of the keys with a TTL of
+#                           2-5 s), sizes (Zipf 1.0, values of 50-2,000
+#                           bytes)
+#   BENCH_HR_SIZES="2 5 10 20"   cache sizes of section 7, in % of the keys'
+#                           bytes (200 bytes a key, 640 with sizes)
+#   BENCH_HR_KEYS=1000000   distinct keys of a trace
+#   BENCH_HR_REQUESTS=4000000  requests of a trace (the first half warms)
 #   BENCH_OUT=tests/bench/results
 #   BENCH_BASELINE=             a second anchorkv binary (say, built from an
 #                               older commit) run in section 1 beside this
@@ -49,6 +67,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 AK=$ROOT/build/anchorkv
 AKB=$ROOT/build/akbench
+HR=$ROOT/build/hitratio
 BASELINE=${BENCH_BASELINE:-}
 PY=/usr/bin/python3
 OUT=${BENCH_OUT:-$ROOT/tests/bench/results}
@@ -60,6 +79,9 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-1}
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-100000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-300000}
+	HR_TRACES=${BENCH_HR_TRACES:-"zipf1.0 scan"}
+	HR_SIZES=${BENCH_HR_SIZES:-"5"}
+	HR_REQUESTS=${BENCH_HR_REQUESTS:-1000000}
 else
 	ROUNDS=${BENCH_ROUNDS:-3}
 	SECONDS_RUN=${BENCH_SECONDS:-10}
@@ -67,7 +89,11 @@ else
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-3}
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-3000000}
+	HR_TRACES=${BENCH_HR_TRACES:-"zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes"}
+	HR_SIZES=${BENCH_HR_SIZES:-"2 5 10 20"}
+	HR_REQUESTS=${BENCH_HR_REQUESTS:-4000000}
 fi
+HR_KEYS=${BENCH_HR_KEYS:-1000000}
 SECTIONS=${BENCH_SECTIONS:-"load inserts memory range meta snapshot tls"}
 GEN=${BENCH_GENERATOR:-auto}
 if [ "$GEN" = auto ]; then
@@ -80,7 +106,7 @@ fi
 KEYS=100000
 CLK_TCK=$(getconf CLK_TCK)
 
-for f in "$AK" "$AKB" $BASELINE; do
+for f in "$AK" "$AKB" "$HR" $BASELINE; do
 	[ -x "$f" ] || { echo "bench: $f missing (run make bench)" >&2; exit 1; }
 done
 for c in memcached redis-server redis-cli gnuplot; do
@@ -93,7 +119,10 @@ TMP=$(mktemp -d)
 # every measurement, written as it is made (report.py report reads it)
 mkdir -p "$OUT"
 RAW=$OUT/raw.tsv
-: >"$RAW"
+# sections that report through raw.tsv and latest.md (all but hitratio,
+# which writes files of its own): without one, those files are left alone
+GENERAL=$(echo " $SECTIONS " | sed 's/ hitratio / /g; s/^ *//; s/ *$//')
+[ -z "$GENERAL" ] || : >"$RAW"
 PIDS=""
 
 cleanup() {
@@ -690,6 +719,67 @@ section_tls() {
 	ROWKIND=load
 }
 
+# hr_start NAME MB: a server of the hit-ratio section at MB megabytes (ak,
+# mc: -t 2 -m MB; lru, lfu: redis-server maxmemory MB, allkeys-lru/-lfu);
+# sets HR_PORT, HR_PID
+hr_start() {
+	local user=""
+	HR_PORT=$(free_port)
+	[ "$(id -u)" = 0 ] && user="-u nobody"
+	case $1 in
+	ak)
+		"$AK" -p "$HR_PORT" -t 2 -m "$2" 2>"$TMP/hr.log" &
+		;;
+	mc)
+		# shellcheck disable=SC2086
+		memcached $user -l 127.0.0.1 -p "$HR_PORT" -t 2 -m "$2" \
+			2>"$TMP/hr.log" &
+		;;
+	lru|lfu)
+		redis-server --port "$HR_PORT" --bind 127.0.0.1 --save '' \
+			--appendonly no --daemonize no --maxmemory "${2}mb" \
+			--maxmemory-policy "allkeys-$1" >"$TMP/hr.log" 2>&1 &
+		;;
+	esac
+	HR_PID=$!
+	PIDS="$PIDS $HR_PID"
+	wait_port "$HR_PORT"
+}
+
+# every trace at every size against the four servers, one after another
+section_hitratio() {
+	local t s mb name alpha mix per line raw=$OUT/hitratio-raw.tsv
+	: >"$raw"
+	for t in $HR_TRACES; do
+		case $t in
+		zipf*) alpha=${t#zipf} mix=plain per=200 ;;
+		scan) alpha=0.9 mix=scan per=200 ;;
+		ttl) alpha=1.0 mix=ttl per=200 ;;
+		sizes) alpha=1.0 mix=sizes per=640 ;;
+		*) log "hitratio: no trace $t"; exit 1 ;;
+		esac
+		for s in $HR_SIZES; do
+			mb=$((HR_KEYS * per * s / 100 / 1048576))
+			[ "$mb" -ge 2 ] || mb=2
+			for name in ak mc lru lfu; do
+				hr_start "$name" "$mb"
+				line=$("$HR" replay -P "$(proto_of "${name/l[rf]u/redis}")" \
+					-p "$HR_PORT" -i "$HR_PID" -a "$alpha" \
+					-m "$mix" -k "$HR_KEYS" -n "$HR_REQUESTS")
+				kill "$HR_PID"
+				wait "$HR_PID" 2>/dev/null || true
+				log "hitratio $t ${s}% ${mb} MB $name: $line"
+				printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$s" "$mb" \
+					"$name" "$line" >>"$raw"
+			done
+		done
+	done
+	$PY "$ROOT/tests/bench/report.py" hitratio "$raw" \
+		"$OUT/hitratio-latest.md" \
+		"BENCH_HR_TRACES='$HR_TRACES' BENCH_HR_SIZES='$HR_SIZES' BENCH_HR_KEYS=$HR_KEYS BENCH_HR_REQUESTS=$HR_REQUESTS BENCH_SECTIONS=hitratio make bench"
+	cat "$OUT/hitratio-latest.md"
+}
+
 # main: the whole script is read before it runs (so editing it during a
 # run cannot derail the run)
 main() {
@@ -698,6 +788,7 @@ main() {
 	for sec in $SECTIONS; do
 		"section_$sec"
 	done
+	[ -n "$GENERAL" ] || return 0
 
 	{
 		echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -12,6 +12,10 @@
   report.py report RAW META OUTDIR GENERATOR PLOTDIR
       writes OUTDIR/latest.md and PLOTDIR/bench.gp (which draws
       OUTDIR/bench.png)
+  report.py hitratio RAW OUT_MD COMMAND
+      writes OUT_MD: section 7's tables from RAW (trace, size %, MB,
+      server, then hitratio's name=value line per row) and COMMAND, the
+      make bench line that made them
   report.py docs DOC LATEST_MD
       puts LATEST_MD (headings one level down) into DOC (docs/benchmarks.md)
       after the line <!-- BENCH RESULTS -->, in place of what was there up
@@ -566,8 +570,72 @@ def cmd_docs(readme, latest):
         fp.write(head + marker + "\n" + new + rest)
 
 
+HR_SERVERS = [("ak", "anchorkv"), ("mc", "memcached"),
+              ("lru", "Redis allkeys-lru"), ("lfu", "Redis allkeys-lfu")]
+
+
+def cmd_hitratio(raw, out_md, command):
+    rows = {}
+    order = []
+    with open(raw) as fp:
+        for line in fp:
+            f = line.rstrip("\n").split("\t")
+            if len(f) < 5:
+                continue
+            key = (f[0], int(f[1]), int(f[2]))
+            if key not in rows:
+                rows[key] = {}
+                order.append(key)
+            rows[key][f[3]] = kv(" ".join(f[4:]))
+    w = ["## Hit ratio at equal memory (make bench, section 7)", "",
+         "Cache-aside replay (tests/bench/hitratio.c): one connection, "
+         "batches of 64 gets, a set for each miss; the hit ratio is over "
+         "the second half of the trace. Servers -t 2 -m MB; Redis "
+         "maxmemory MB. *sim* columns: exact LRU and S3-FIFO simulated at "
+         "the items anchorkv held. Points: hundredths of hit ratio.", "",
+         "Made by `%s`." % command, ""]
+    head = ("| trace | size | MB | " +
+            " | ".join(n for _, n in HR_SERVERS) +
+            " | anchorkv - best peer | sim LRU | sim S3-FIFO | "
+            "anchorkv - sim S3-FIFO | items ak / mc | CPU us/req ak / mc "
+            "/ lfu |")
+    w += [head, "|" + "---|" * (head.count("|") - 1)]
+    deltas, sims, items = [], [], []
+    for key in order:
+        r = rows[key]
+        if not all(k in r for k, _ in HR_SERVERS):
+            continue
+        hit = {k: r[k]["hit"] for k, _ in HR_SERVERS}
+        best = max(hit["mc"], hit["lru"], hit["lfu"])
+        d = (hit["ak"] - best) * 100
+        sd = (hit["ak"] - r["ak"]["s3fifo"]) * 100
+        deltas.append(d)
+        sims.append(sd)
+        items.append(r["ak"]["items"] / max(1, r["mc"]["items"]))
+        cpu = " / ".join("%.2f" % r[k]["cpu_us"] if "cpu_us" in r[k] else "-"
+                         for k in ("ak", "mc", "lfu"))
+        w.append("| %s | %d %% | %d | %s | %+.1f | %.4f | %.4f | %+.1f | "
+                 "%d / %d | %s |" % (
+                     key[0], key[1], key[2],
+                     " | ".join("%.4f" % hit[k] for k, _ in HR_SERVERS),
+                     d, r["ak"]["lru"], r["ak"]["s3fifo"], sd,
+                     r["ak"]["items"], r["mc"]["items"], cpu))
+    if deltas:
+        w += ["", "Over %d rows: anchorkv - best peer %+.2f points on "
+              "average, %+.2f at worst; anchorkv - its simulated policy "
+              "%+.2f points on average, %+.2f at worst; items held %.3f "
+              "of memcached's on average, %.3f at least." % (
+                  len(deltas), statistics.mean(deltas), min(deltas),
+                  statistics.mean(sims), min(sims),
+                  statistics.mean(items), min(items))]
+    with open(out_md, "w") as fp:
+        fp.write("\n".join(w) + "\n")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "docs":
+    if sys.argv[1] == "hitratio":
+        cmd_hitratio(*sys.argv[2:5])
+    elif sys.argv[1] == "docs":
         cmd_docs(*sys.argv[2:4])
     elif sys.argv[1] == "parse":
         cmd_parse(*sys.argv[2:9])
