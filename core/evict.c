@@ -432,6 +432,8 @@ bool queues_want_grow_locked(const struct shard *sh)
 	uint64_t slots, buckets;
 
 	ak_lock_assert_held(&sh->lock);
+	if (sh->curr_items < sh->queues_retry_at)
+		return false;
 	queues_want_sizes(sh, &slots, &buckets);
 	return slots != sh->small_mask + 1 || buckets != sh->ghost_mask + 1;
 }
@@ -462,6 +464,8 @@ void queues_grow(struct store *s, struct shard *sh)
 	had_buckets = sh->ghost_mask + 1;
 	queues_want_sizes(sh, &slots, &buckets);
 	shard_unlock(sh);
+	if (slots == had_slots && buckets == had_buckets)
+		return;			/* grown by another store */
 	if (slots != had_slots)
 		ring = ak_calloc(slots, sizeof(*ring));
 	if (buckets != had_buckets)
@@ -471,15 +475,27 @@ void queues_grow(struct store *s, struct shard *sh)
 		add += (slots - had_slots) * sizeof(*ring);
 	if (ghost)
 		add += (buckets - had_buckets) * GHOST_WAYS * sizeof(*ghost);
-	if (!add)
+	if (!add) {
+		shard_lock(sh);		/* the allocator failed: back off */
+		sh->queues_retry_at = sh->curr_items + sh->curr_items / 4 + 1;
+		sh->queues_grow = false;
+		shard_unlock(sh);
 		goto out_free;
+	}
 
 	shard_lock(sh);
 	if (had_slots != sh->small_mask + 1 ||
-	    had_buckets != sh->ghost_mask + 1 ||
+	    had_buckets != sh->ghost_mask + 1)
+		goto out_unlock;	/* grown meanwhile */
+	if ((slots != had_slots && !ring) ||
+	    (buckets != had_buckets && !ghost) ||
 	    mem_charge_locked(s, sh, add, false, NULL, store_now(s), &dead,
-			      &short_by))
-		goto out_unlock;	/* grown meanwhile, or no room */
+			      &short_by)) {
+		/* no memory (-M, or the allocator): not at every store */
+		sh->queues_retry_at = sh->curr_items + sh->curr_items / 4 + 1;
+		sh->queues_grow = false;
+		goto out_unlock;
+	}
 	if (ring) {
 		for (i = 0; i <= sh->small_mask; i++) {
 			struct item *it = sh->small[i];

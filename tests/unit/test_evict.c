@@ -15,6 +15,7 @@
 
 #define RND_SEED	0x53f1f0c1a55ull
 
+#include "alloc.h"
 #include "check.h"
 #include "hash.h"
 #include "item.h"
@@ -348,6 +349,40 @@ static void test_dead_go_first(void)
 	store_destroy(s);
 }
 
+/*
+ * A growth of the queues that failed (no memory: -M at its limit, or the
+ * allocator) is not tried again at every store, but once the shard has
+ * grown by a quarter.
+ */
+static void test_failed_queue_growth_backs_off(void)
+{
+	struct store *s = new_store(0, 4);	/* a ring of 64 slots */
+	unsigned long failed;
+	unsigned int i;
+	char key[32];
+
+	if (!s)
+		return;
+	for (i = 0; i < 512; i++) {		/* the ring grows above 512 */
+		snprintf(key, sizeof(key), "g%u", i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	failed = ak_alloc_failures();
+	ak_alloc_fail_after(1);		/* the item passes, the ring's fails */
+	CHECK(set_key(s, "g512", 0) == STORE_STORED);
+	CHECK(ak_alloc_failures() == failed + 1);
+	ak_alloc_fail_after(100);	/* the next 100 items; then one fails */
+	for (i = 513; i < 613; i++) {
+		snprintf(key, sizeof(key), "g%u", i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	CHECK_MSG(ak_alloc_failures() == failed + 1,
+		  "a store tried to grow the queues again");
+	ak_alloc_fail_after(-1);
+	check_store(s, "backoff");
+	store_destroy(s);
+}
+
 int main(void)
 {
 	hash_init();
@@ -356,5 +391,6 @@ int main(void)
 	test_one_hit_keys_keep_the_hot_set();
 	test_ghost_sends_to_main();
 	test_dead_go_first();
+	test_failed_queue_growth_backs_off();
 	return check_report();
 }
