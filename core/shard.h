@@ -728,11 +728,24 @@ static inline struct slist_head *shard_rehash_step_locked(struct store *s,
 	return shard_rehash_some_locked(s, sh);
 }
 
-/* Whether a write should be followed by shard_grow(). */
-static inline bool shard_wants_grow_locked(const struct shard *sh)
+/*
+ * Whether a write should be followed by shard_grow(): at a load of 1.5;
+ * but when the doubled array would not fit under the memory limit
+ * without evicting (its bytes are items lost), at a load of 2.
+ */
+static inline bool shard_wants_grow_locked(const struct store *s,
+					   const struct shard *sh)
 {
+	size_t limit = READ_ONCE(s->cfg.mem_limit);
+	uint64_t size = htable_size(sh->ht.bits);
+
 	ak_lock_assert_held(&sh->lock);
-	return htable_wants_grow(&sh->ht) && sh->ht.count >= sh->grow_retry_at;
+	if (!htable_wants_grow(&sh->ht) || sh->ht.count < sh->grow_retry_at)
+		return false;
+	if (limit && __atomic_load_n(&s->mem_used, __ATOMIC_RELAXED) +
+		     2 * size * sizeof(struct slist_head) > limit)
+		return sh->ht.count > 2 * size;
+	return true;
 }
 
 /* evict.c: the memory charge, cross-shard eviction, hash table growth */

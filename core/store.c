@@ -278,7 +278,7 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		if (c->split)	/* the item is the store's once unlocked */
 			memcpy(split_key, c->k.key, c->k.nkey);
 		old_buckets = shard_rehash_step_locked(s, sh);
-		if (!c->k.isint && shard_wants_grow_locked(sh))
+		if (!c->k.isint && shard_wants_grow_locked(s, sh))
 			grow_bits = sh->ht.bits;
 		grow_queues = queues_want_grow_locked(sh);
 		shard_unlock(sh);

@@ -383,6 +383,41 @@ static void test_failed_queue_growth_backs_off(void)
 	store_destroy(s);
 }
 
+/*
+ * At the memory limit the hash table doubles at a load of 2, not 1.5:
+ * the doubled array's bytes would be items evicted for it.
+ */
+static void test_full_store_keeps_its_hash_table(void)
+{
+	struct store *s = new_store(0, 4);
+	struct store_stats st;
+	unsigned int i;
+	char key[32];
+
+	if (!s)
+		return;
+	for (i = 0; i < 384; i++) {		/* 256 buckets, load 1.5 */
+		snprintf(key, sizeof(key), "h%u", 1000 + i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	store_stats(s, &st);
+	CHECK_MSG(st.hash_buckets == 256, "%" PRIu64 " buckets",
+		  st.hash_buckets);
+	/* room for a few more items, not for 512 more buckets */
+	CHECK(store_set_mem_limit(s, store_memory_used(s) + 2048) == 0);
+	for (i = 384; i < 1000; i++) {
+		snprintf(key, sizeof(key), "h%u", 1000 + i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	store_stats(s, &st);
+	CHECK_MSG(st.evictions > 0 && st.hash_buckets == 256 &&
+		  st.curr_items > 384,
+		  "evictions %" PRIu64 ", %" PRIu64 " items in %" PRIu64
+		  " buckets", st.evictions, st.curr_items, st.hash_buckets);
+	check_store(s, "hash at the limit");
+	store_destroy(s);
+}
+
 int main(void)
 {
 	hash_init();
@@ -392,5 +427,6 @@ int main(void)
 	test_ghost_sends_to_main();
 	test_dead_go_first();
 	test_failed_queue_growth_backs_off();
+	test_full_store_keeps_its_hash_table();
 	return check_report();
 }
