@@ -475,13 +475,6 @@ void queues_grow(struct store *s, struct shard *sh)
 		add += (slots - had_slots) * sizeof(*ring);
 	if (ghost)
 		add += (buckets - had_buckets) * GHOST_WAYS * sizeof(*ghost);
-	if (!add) {
-		shard_lock(sh);		/* the allocator failed: back off */
-		sh->queues_retry_at = sh->curr_items + sh->curr_items / 4 + 1;
-		sh->queues_grow = false;
-		shard_unlock(sh);
-		goto out_free;
-	}
 
 	shard_lock(sh);
 	if (had_slots != sh->small_mask + 1 ||
@@ -521,7 +514,6 @@ void queues_grow(struct store *s, struct shard *sh)
 out_unlock:
 	shard_unlock(sh);
 	items_release(&dead);
-out_free:
 	ak_free(ring);
 	ak_free(ghost);
 	ak_free(old_ring);

@@ -126,7 +126,6 @@ void store_flush_all(struct store *s, rel_time_t when)
 
 /* ---- active expiry ---- */
 
-/* Check up to @n items from the shard's cursor. Return: items reclaimed. */
 /*
  * Move the expiry hand over @n items, reclaiming the dead ones.
  * Return: how many it reclaimed.

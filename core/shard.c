@@ -8,12 +8,12 @@
  * them), then one shard's: an item taken off them (unlinked, or reclaimed
  * when dead), the hands that walk them (the radix tree in key order, then
  * the hash table slot by slot; the main queue of the eviction and active
- * expiry both use them), and the steps of a growing hash table. store.c, store_life.c,
- * evict.c, expire.c, the ordered walks (span.c, range_str.c, range.c)
- * and store_check.c call these; these call none of them. (The partitions
- * are here, not in a file of their own, because they and the shards use
- * each other: an unlink erases from the order, a split cycles the shard
- * locks.)
+ * expiry both use them), and the steps of a growing hash table. store.c,
+ * store_life.c, evict.c, expire.c, the ordered walks (span.c, range_str.c,
+ * range.c) and store_check.c call these; these call none of them. (The
+ * partitions are here, not in a file of their own, because they and the
+ * shards use each other: an unlink erases from the order, a split cycles
+ * the shard locks.)
  */
 #include "shard.h"
 
