@@ -282,15 +282,20 @@ def test_make_cluster_script(tmp_path):
                                 cwd=conftest.ROOT)
         log.close()
         try:
+            # the proxy may listen before the instances it forwards to
+            # (it answers SERVER_ERROR Connection refused until they do)
             deadline = time.monotonic() + 10
-            while True:
-                try:
-                    c = mc.Conn("127.0.0.1", proxy_port, 5)
-                    break
-                except OSError:
-                    assert time.monotonic() < deadline, \
-                        (tmp_path / "cluster.log").read_text()
-                    time.sleep(0.05)
+            for port in ports + [proxy_port]:
+                while True:
+                    try:
+                        c = mc.Conn("127.0.0.1", port, 5)
+                        break
+                    except OSError:
+                        assert time.monotonic() < deadline, \
+                            (tmp_path / "cluster.log").read_text()
+                        time.sleep(0.05)
+                if port != proxy_port:
+                    c.close()
             with c:
                 keys = [b"mc:%d" % i for i in range(300)]
                 assert set(set_many(c, keys)) == {b"STORED"}
