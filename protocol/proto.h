@@ -40,13 +40,17 @@ struct item;
 #define PROTO_LINE_MAX		2048	/* a non-get line longer than this closes */
 
 /*
- * What "version" answers after "VERSION ": the memcached release whose
- * protocol this is, then anchorkv's own. Clients parse it: libmemcached
- * refuses a major version of 0, memcapable expects pre-1.6 errors from a
- * server below 1.6.
+ * What "version", "stats" and the binary Version reply answer: the plain
+ * number of the memcached release whose protocol this is, 1.6.18 (the
+ * release every reply is checked against byte for byte: Debian's, which
+ * the tests run beside anchorkv). Clients parse it as a version number:
+ * Perl's Cache::Memcached::Fast dies on anything else, libmemcached
+ * refuses a major version of 0, Dalli turns the meta protocol on above
+ * 1.6, memcapable picks its 1.6 expectations from it. anchorkv's own
+ * version (ANCHORKV_VERSION) is in "stats anchorkv", --version and the
+ * log line at start.
  */
-#define PROTO_VERSION_COMPAT	"1.6.18"
-#define PROTO_VERSION		PROTO_VERSION_COMPAT "-anchorkv-" ANCHORKV_VERSION
+#define PROTO_VERSION		"1.6.18"
 
 /* Per-worker counters, summed by the server for "stats". Field names are
  * memcached's where memcached has the counter. */

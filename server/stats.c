@@ -171,6 +171,7 @@ static unsigned int log2_u64(uint64_t n)
 static void stats_own(struct reply *out, const struct stats_totals *t,
 		      const struct store_stats *st)
 {
+	stat_str(out, "anchorkv_version", ANCHORKV_VERSION);
 	stat_u64(out, "cmd_range", t->p.cmd_range);
 	stat_u64(out, "cmd_count", t->p.cmd_count);
 	stat_u64(out, "cmd_delete_range", t->p.cmd_delete_range);

@@ -193,6 +193,25 @@ def test_stats_items_slabs_conns(conn, server, prefix):
     assert any(n.endswith(":state") for n in conns)
 
 
+def test_version_is_a_plain_memcached_number(conn):
+    """Cache::Memcached::Fast dies on a version that is not
+    <major>.<minor>.<patch>, Dalli turns the meta protocol on above 1.6:
+    "version" and stats' "version" are a memcached release number, the
+    same in the memcached flavor; anchorkv's own is in stats
+    anchorkv_version."""
+    line = conn.cmd("version")
+    assert re.fullmatch(rb"VERSION \d+\.\d+\.\d+", line), line
+    number = line.split()[1].decode()
+    assert tuple(int(x) for x in number.split(".")) >= (1, 6, 0)
+    s = conn.stats()
+    assert s["version"] == number
+    if not is_memcached():
+        assert s["version"] == "1.6.18"
+        assert re.fullmatch(r"\d+\.\d+\.\d+", s["anchorkv_version"])
+        assert conn.stats("anchorkv")["anchorkv_version"] == \
+            s["anchorkv_version"]
+
+
 def test_stats_unknown_subcommand(conn):
     conn.send(b"stats nosuchthing\r\n")
     conn.expect(b"ERROR\r\n")
