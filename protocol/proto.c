@@ -217,9 +217,7 @@ static size_t proto_command(struct proto_conn *pc, const char *buf,
 		return 0;
 	}
 	/* as memcached: "\r\n" or "\n" ends a line, but a lone "\r" stays */
-	end = nl;
-	if (end - buf > 1 && end[-1] == '\r')
-		end--;
+	end = proto_line_end(buf, nl);
 	p = buf;
 	while (p < end && *p == ' ')
 		p++;

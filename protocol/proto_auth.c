@@ -31,9 +31,7 @@ size_t proto_auth_command(struct proto_conn *pc, const char *buf,
 			pc->state = PROTO_CLOSED;
 		return 0;
 	}
-	end = nl;
-	if (end > buf && end[-1] == '\r')
-		end--;
+	end = proto_line_end(buf, nl);
 	used = (size_t)(nl + 1 - buf);
 	parse_tokenize(&l, buf, end);
 	if (l.ntok < 5 || !CMD_IS(&l, "set") || !parse_u32(&l.tok[4], &size)) {

@@ -149,6 +149,30 @@ struct proto_cmd_def {
 	int arg;
 };
 
+/**
+ * proto_line_end() - where a command line's content ends
+ * @buf: the line's first byte
+ * @nl:  its newline
+ *
+ * As memcached: "\r\n" or "\n" ends a line, but a line of a lone "\r"
+ * keeps it; and the line ends at its first NUL, because memcached's
+ * tokenizer reads C strings: "get a\0b" is "get a", "incr \0 1" is
+ * "incr " (ERROR), and what follows the NUL, a noreply included, is not
+ * read. No NUL reaches a command's tokens.
+ *
+ * Context: any.
+ * Return: the end of the line's content, at most @nl.
+ */
+static inline const char *proto_line_end(const char *buf, const char *nl)
+{
+	const char *end = nl, *z;
+
+	if (end - buf > 1 && end[-1] == '\r')
+		end--;
+	z = memchr(buf, '\0', (size_t)(end - buf));
+	return unlikely(z != NULL) ? z : end;
+}
+
 /* proto_retrieval.c */
 void proto_value(struct proto_conn *pc, struct item *it, bool cas);
 const char *proto_get_begin(struct proto_conn *pc, int kind, const char *p,

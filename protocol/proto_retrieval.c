@@ -151,6 +151,59 @@ static void proto_get_bad_key(struct proto_conn *pc)
 	proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
 }
 
+/* The end of a get line: END, or ERROR for a "get" without keys. */
+static void proto_get_end(struct proto_conn *pc)
+{
+	if (!pc->get_nkeys && !get_kind_touches(pc->get_kind))
+		proto_out(pc, STR_AND_LEN("ERROR\r\n"));   /* "get" alone */
+	else
+		proto_out(pc, STR_AND_LEN("END\r\n"));
+}
+
+/*
+ * The get line's answer is complete at @p: the rest of the line, up to its
+ * newline, is read and not answered. @end, @eol: as proto_get_keys().
+ * Return: as proto_get_keys().
+ */
+static const char *proto_get_answered(struct proto_conn *pc, const char *p,
+				      const char *end, bool eol)
+{
+	if (pc->state == PROTO_CLOSED)
+		return p;
+	if (eol) {
+		pc->state = PROTO_CMD;
+		return end;
+	}
+	pc->state = PROTO_GET_CONT;
+	pc->get_skip = true;
+	return end;
+}
+
+/*
+ * A NUL in the key token [@key, @p) of a get line: the line ends there, as
+ * proto_line_end() ends a whole line (this is a line read in pieces, longer
+ * than PROTO_LINE_MAX). The bytes before the NUL are the last key; the
+ * rest of the line, up to its newline, is read and not answered.
+ * @end, @eol: as proto_get_keys(). Return: as proto_get_keys().
+ */
+static const char *proto_get_nul(struct proto_conn *pc, const char *key,
+				 const char *p, const char *end, bool eol)
+{
+	const char *z = memchr(key, '\0', (size_t)(p - key));
+
+	if (z - key > KEY_MAX_LENGTH) {
+		proto_get_bad_key(pc);
+	} else {
+		if (z > key) {
+			proto_get_key(pc, key, (size_t)(z - key));
+			if (unlikely(pc->state == PROTO_CLOSED))
+				return p;
+		}
+		proto_get_end(pc);
+	}
+	return proto_get_answered(pc, p, end, eol);
+}
+
 /*
  * Answers the keys of a get line found in [@p, @end). @eol: @end is the end
  * of the line (its newline was seen); else more of the line is to come and
@@ -173,6 +226,8 @@ static const char *proto_get_keys(struct proto_conn *pc, const char *p,
 		/* find the key's end and check its bytes in one pass */
 		key = p;
 		p = key_token_end(p, end, &bad);
+		if (unlikely(bad))
+			return proto_get_nul(pc, key, p, end, eol);
 		if (p == end && !eol) {
 			/* the key may go on in the next read */
 			if (p - key <= KEY_MAX_LENGTH) {
@@ -195,25 +250,14 @@ static const char *proto_get_keys(struct proto_conn *pc, const char *p,
 		pc->state = PROTO_GET_CONT;
 		return end;
 	}
-	if (!pc->get_nkeys && !get_kind_touches(pc->get_kind))
-		proto_out(pc, STR_AND_LEN("ERROR\r\n"));   /* "get" alone */
-	else
-		proto_out(pc, STR_AND_LEN("END\r\n"));
+	proto_get_end(pc);
 	if (pc->state != PROTO_CLOSED)
 		pc->state = PROTO_CMD;
 	return end;
 
 bad_key:
 	proto_get_bad_key(pc);
-	if (pc->state == PROTO_CLOSED)
-		return p;
-	if (eol) {
-		pc->state = PROTO_CMD;
-		return end;
-	}
-	pc->state = PROTO_GET_CONT;
-	pc->get_skip = true;
-	return end;
+	return proto_get_answered(pc, p, end, eol);
 }
 
 /*

@@ -457,7 +457,7 @@ def test_documented_difference_big_flags(conn, prefix):
 
 
 def test_documented_difference_long_gat_line(server, prefix):
-    # PROTOCOL.md, differences 4: a gat line over 2048 bytes before its
+    # PROTOCOL.md, differences 3: a gat line over 2048 bytes before its
     # newline is streamed like a get line; memcached closes the connection
     keys = [k(prefix, "gat-%04d" % i) for i in range(300)]
     with server.conn() as c:

@@ -399,11 +399,13 @@ def test_mg_errors(conn, prefix):
 
 def test_mg_key_bytes(conn, prefix):
     k = prefix.encode()
-    # a NUL in a key sent as it is: refused, as by the classic commands
-    assert ask(conn, b"mg %sa\0b v" % k) == [
-        b"CLIENT_ERROR bad command line format"]
-    assert ask(conn, b"me %sa\0b" % k) == [
-        b"CLIENT_ERROR bad command line format"]
+    # a NUL ends the line, as in memcached: "mg <k>a" and "me <k>a"
+    conn.send(b"set %sa 0 0 1\r\nx\r\n" % k)
+    conn.expect(b"STORED\r\n")
+    assert ask(conn, b"mg %sa\0b v" % k) == [b"HD"]
+    assert ask(conn, b"mg %sa\0" % k) == [b"HD"]
+    assert ask(conn, b"me %sa\0b" % k)[0].startswith(b"ME %sa " % k)
+    assert ask(conn, b"md %sa\0 q" % k) == [b"HD"]
     # N does not create a key that a reply line cannot carry
     for raw in (b"a b", b"a\0b", b"a\r\nb"):
         enc = base64.b64encode(k + raw)
@@ -546,10 +548,11 @@ def test_ms_errors(conn, prefix):
         b"CLIENT_ERROR opaque token too long"]
     assert ask(conn, b"ms %s 2 q\r\nzzz" % k) == [
         b"CLIENT_ERROR bad data chunk", b"ERROR"]
-    # keys: NUL refused; a binary key a reply line can carry is kept and
+    # keys: a NUL ends the line ("ms <k>a" has no length; the data block
+    # is then a command); a binary key a reply line can carry is kept and
     # returned encoded; one it cannot is refused
     assert ask(conn, b"ms %sa\0b 1\r\nz" % k) == [
-        b"CLIENT_ERROR bad command line format"]
+        b"CLIENT_ERROR bad command line format", b"ERROR"]
     enc = base64.b64encode(k + b"\x01")
     assert ask(conn, b"ms %s 1 b k\r\nz" % enc) == [b"HD k%s b" % enc]
     assert ask(conn, b"mg %s b v k" % enc) == [b"VA 1 k%s b" % enc,

@@ -240,3 +240,56 @@ def test_value_sizes_round_trip(conn, prefix, n):
     assert conn.set(key, value, flags=n) == b"STORED"
     conn.send(b"get " + key + b"\r\n")
     conn.expect(b"VALUE %s %d %d\r\n" % (key, n, n) + value + b"\r\nEND\r\n")
+
+
+def test_nul_byte_ends_the_command_line(conn, prefix):
+    """memcached's tokenizer reads C strings, so a command line ends at its
+    first NUL and what follows it (a noreply too) is not read; pylibmc's
+    doctests expect that. anchorkv answered CLIENT_ERROR bad command line
+    format (nothing with noreply). Every reply here is memcached 1.6.18's
+    (the memcached flavor of the suite runs this test too)."""
+    key = k(prefix, "nul")
+    other = k(prefix, "nul2")
+    conn.send(b"set %s 0 0 1\r\nx\r\n" % key)
+    conn.expect(b"STORED\r\n")
+    cases = [
+        (b"incr \x00 1\r\n", b"ERROR\r\n"),
+        (b"incr \x00 1 noreply\r\n", b"ERROR\r\n"),
+        (b"\x00get %s\r\n" % key, b"ERROR\r\n"),
+        (b"get %s\x00b\r\n" % key,
+         b"VALUE %s 0 1\r\nx\r\nEND\r\n" % key),
+        (b"get \x00%s\r\n" % key, b"ERROR\r\n"),
+        (b"get %s \x00%s\r\n" % (key, key),
+         b"VALUE %s 0 1\r\nx\r\nEND\r\n" % key),
+        (b"mg %s\x00 v\r\n" % key, b"HD\r\n"),
+        (b"mg %s v\x00 k\r\n" % key, b"VA 1\r\nx\r\n"),
+        (b"gat 10\x00 %s\r\n" % key, b"END\r\n"),
+        (b"touch %s 0\x00 noreply\r\n" % key, b"TOUCHED\r\n"),
+        # the key is cut at the NUL: "set <other>" is too short
+        (b"set %s\x00 0 0 1\r\ny\r\n" % other, b"ERROR\r\nERROR\r\n"),
+        # the noreply after the NUL is not read
+        (b"set %s 0 0 1\x00 noreply\r\nz\r\n" % key, b"STORED\r\n"),
+        (b"incr %s\x00 1\r\n" % key, b"ERROR\r\n"),
+        (b"delete %s\x00 noreply\r\n" % other, b"NOT_FOUND\r\n"),
+    ]
+    for req, want in cases:
+        conn.send(req)
+        conn.expect(want)
+    assert conn.get1(key) == b"z"
+    assert conn.get1(other) is None
+
+
+def test_nul_byte_ends_a_long_get_line(conn, prefix):
+    """A get line longer than 2048 bytes is read in pieces: a NUL still
+    ends it, the key before it is the last one answered and the rest of
+    the line, up to its newline, is not read."""
+    keys = [k(prefix, "nul-long-%04d" % i) for i in range(300)]
+    for key in keys:
+        conn.set(key, b"v", noreply=True)
+    head = b"get " + b" ".join(keys[:200])
+    assert len(head) > 2048
+    conn.send(head + b"\x00" + b" ".join(keys[200:]))
+    time.sleep(0.2)
+    conn.send(b" more\r\n")
+    assert [g[0] for g in conn.read_values()] == keys[:200]
+    assert conn.cmd("version").startswith(b"VERSION ")

@@ -1743,14 +1743,16 @@ static void test_differences(void)
 	       "STORED\r\nVALUE a\001b 0 1\r\n1\r\nEND\r\nEND\r\n"
 	       "STORED\r\nVALUE a\r 0 1\r\n2\r\nEND\r\nEND\r\n"
 	       "NOT_FOUND\r\n");
-	/* a NUL is not: memcached's line ends there (PROTOCOL.md, diff. 2) */
+	/* a NUL is not: the line ends there, as memcached's does */
 	{
-		static const char req[] = "get a\0b\r\n";
+		static const char req[] = "set a 0 0 1\r\nx\r\nget a\0b\r\n"
+					  "incr \0 1 noreply\r\n";
 		struct harness h;
 
 		h_init(&h, ITEM_MAX_MC);
 		h_feed(&h, req, sizeof(req) - 1);
-		CHECK_OUT(&h, 0, "CLIENT_ERROR bad command line format\r\n");
+		CHECK_OUT(&h, 0, "STORED\r\nVALUE a 0 1\r\nx\r\nEND\r\n"
+			  "ERROR\r\n");
 		h_fini(&h);
 	}
 	/* memcached: drops the STORED queued before the failed get too */
@@ -1976,10 +1978,11 @@ static void test_range_errors(void)
 	CHECK_OUT(&h, 0, "ERROR\r\nERROR\r\nERROR\r\nERROR\r\nERROR\r\n"
 		  "ERROR\r\nERROR\r\nCLIENT_ERROR bad command line format\r\n"
 		  "ERROR\r\n");
-	/* a NUL in a bound; a control byte is a key byte like any other */
+	/* a NUL ends the line ("count [a": too few tokens); a control byte
+	 * is a key byte like any other */
 	h.out.len = 0;
 	h_feed(&h, nul_bound, sizeof(nul_bound) - 1);
-	CHECK_OUT(&h, 0, "CLIENT_ERROR bad range\r\nCOUNT 3\r\n"); /* [a + less "a" */
+	CHECK_OUT(&h, 0, "ERROR\r\nCOUNT 3\r\n"); /* [a + less "a" */
 	/* a bound key of 251 bytes */
 	memset(cmd, 'x', sizeof(cmd));
 	memcpy(cmd, "count [", 7);
