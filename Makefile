@@ -116,7 +116,8 @@ build/asan/anchorkv: $(ASAN_LIB_OBJS) $(ASAN_SRV_OBJS)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LIBS)
 
 # anchorkv-cli (tools/cli): libedit for the prompt, OpenSSL's MD5 for the
-# ketama ring; none of the server's code but core/version.h
+# ketama ring; none of the server's code but core/version.h and
+# protocol/base64.c (keys listed in base64)
 CLI_SRCS     := $(wildcard tools/cli/*.c)
 CLI_PKGS     := libedit libcrypto
 CLI_CFLAGS    = $(REL_CFLAGS) $(shell pkg-config --cflags $(CLI_PKGS) 2>/dev/null)
@@ -124,7 +125,7 @@ CLI_LIBS      = $(LDFLAGS) $(shell pkg-config --libs $(CLI_PKGS) 2>/dev/null) -l
 build/rel/tools/cli/%.o: tools/cli/%.c build/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) -c $< -o $@
-build/anchorkv-cli: $(CLI_SRCS:%.c=build/rel/%.o)
+build/anchorkv-cli: $(CLI_SRCS:%.c=build/rel/%.o) build/rel/protocol/base64.o
 	$(CC) $(CLI_CFLAGS) -o $@ $^ $(CLI_LIBS)
 
 # A unit test links only the modules it tests (UNIT_DEPS_<test>), or all of

@@ -162,7 +162,7 @@ static void kway_fill(struct store *s, struct shard *sh, struct kway_src *src,
 	while (!src->n && !src->done) {
 		/* max above the budget: the walk ends by budget or span,
 		 * never because range_fn said stop */
-		struct range_acc acc = { src->buf, 0, want + 1, NULL, NULL };
+		struct range_acc acc = { src->buf, 0, want + 1, NULL };
 		DEAD_LIST(dead);
 
 		shard_lock(sh);
@@ -195,7 +195,7 @@ static int range_merge_shards(struct store *s, struct span *base,
 	if (!base->ints)
 		return 0;
 	if (ns == 1) {
-		struct range_acc acc = { out, 0, max, NULL, NULL };
+		struct range_acc acc = { out, 0, max, NULL };
 
 		shard_walk(s, &s->shards[0], base, reverse, range_fn, &acc);
 		return (int)acc.n;
@@ -305,7 +305,7 @@ static int range_ints(struct store *s, struct span *ints, bool reverse,
 	else if (room > RANGE_INT_STACK && !(its = ak_malloc(room *
 							     sizeof(*its))))
 		return -ENOMEM;
-	ia = (struct range_acc){ its, 0, room, NULL, NULL };
+	ia = (struct range_acc){ its, 0, room, NULL };
 	if (s->cfg.nshards > 1)
 		range_int_blocks(s, ints, reverse, &ia);
 	got = ia.n < room ? range_merge_shards(s, ints, reverse, its + ia.n,
@@ -364,16 +364,16 @@ int store_range(struct store *s, const struct store_bound *from,
 		const struct store_bound *to, bool reverse, unsigned int max,
 		struct item **out)
 {
-	struct range_acc acc = { out, 0, max, NULL, NULL };
+	struct range_acc acc = { out, 0, max, NULL };
 
 	return range_collect(s, from, to, reverse, &acc);
 }
 
 int store_range_keys(struct store *s, const struct store_bound *from,
 		     const struct store_bound *to, bool reverse,
-		     unsigned int max, char *keys, uint8_t *lens)
+		     unsigned int max, struct store_key *out)
 {
-	struct range_acc acc = { NULL, 0, max, keys, lens };
+	struct range_acc acc = { NULL, 0, max, out };
 
 	return range_collect(s, from, to, reverse, &acc);
 }
@@ -445,7 +445,7 @@ uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 		shard_walk(s, &s->shards[i], &base, false, delete_fn, &n);
 	/* strings: a batch with references, then each under its shard lock */
 	while (base.strs) {
-		struct range_acc acc = { buf, 0, SLICE_ITEMS, NULL, NULL };
+		struct range_acc acc = { buf, 0, SLICE_ITEMS, NULL };
 
 		strs_walk(s, &base, false, range_str_fn, &acc);
 		for (i = 0; i < acc.n; i++) {

@@ -82,9 +82,11 @@ void span_exclude_str(struct span *sp, const struct item *it, bool lo)
 /* Copy the key of @it, seen under a lock, to the next entry of keys mode. */
 void acc_copy_key(struct range_acc *acc, const struct item *it)
 {
-	memcpy(acc->keys + (size_t)acc->n * KEY_MAX_LENGTH, item_key(it),
-	       it->nkey);
-	acc->lens[acc->n++] = it->nkey;
+	struct store_key *k = &acc->keys[acc->n++];
+
+	memcpy(k->key, item_key(it), it->nkey);
+	k->nkey = it->nkey;
+	k->binary = READ_ONCE(it->iflags) & ITEM_KEY_BINARY;
 }
 
 bool range_str_fn(struct item *it, void *arg)

@@ -43,8 +43,7 @@ struct span {
 struct range_acc {
 	struct item **buf;
 	unsigned int n, max;
-	char *keys;
-	uint8_t *lens;
+	struct store_key *keys;		/* store_range_keys(): copies */
 };
 
 /* What a string walk does with each live item in range; false stops it. */

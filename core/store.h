@@ -84,6 +84,14 @@ struct store_bound {
 	size_t nkey;
 };
 
+/* One key of store_range_keys(), copied. */
+struct store_key {
+	uint8_t nkey;
+	bool binary;		/* stored with a base64 key (ITEM_KEY_BINARY):
+				 * a reply lists it encoded */
+	char key[KEY_MAX_LENGTH];
+};
+
 struct store_stats {
 	uint64_t curr_items;		/* linked items */
 	uint64_t curr_int_items;	/* of which integer keys */
@@ -491,9 +499,7 @@ int store_range(struct store *s, const struct store_bound *from,
 /**
  * store_range_keys() - the keys of store_range(), copied
  * @s, @from, @to, @reverse, @max: as store_range()
- * @keys:    room for @max keys, KEY_MAX_LENGTH bytes apart; key i is
- *           copied to @keys + i * KEY_MAX_LENGTH
- * @lens:    room for @max lengths
+ * @out:     room for @max keys
  *
  * For a reply of keys alone: a string key is copied under its
  * partition's lock, so no reference is taken and dropped per key (an
@@ -504,7 +510,7 @@ int store_range(struct store *s, const struct store_bound *from,
  */
 int store_range_keys(struct store *s, const struct store_bound *from,
 		     const struct store_bound *to, bool reverse,
-		     unsigned int max, char *keys, uint8_t *lens);
+		     unsigned int max, struct store_key *out);
 
 /**
  * store_count() - number of live items in a key range

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "base64.h"
 #include "number.h"
 
 /* The first space at or after @p, or @end; eight bytes a step. */
@@ -176,7 +177,7 @@ bool parse_count(const struct token *t, unsigned int cap, unsigned int *out)
 	return true;
 }
 
-bool parse_bound(const struct token *t, struct store_bound *b)
+bool parse_bound(const struct token *t, struct store_bound *b, char *buf)
 {
 	b->key = NULL;
 	b->nkey = 0;
@@ -186,6 +187,19 @@ bool parse_bound(const struct token *t, struct store_bound *b)
 	}
 	if (t->len == 1 && t->p[0] == '+') {
 		b->kind = BOUND_MAX;
+		return true;
+	}
+	if (t->len >= 3 && t->p[0] == 'b' && (t->p[1] == '[' || t->p[1] == '(')) {
+		/* b[<base64> or b(<base64>: any key, as the meta b flag sends
+		 * it (and as range replies list a key stored that way) */
+		if (t->len - 2 > KEY_MAX_LENGTH)
+			return false;
+		b->nkey = b64_decode(t->p + 2, t->len - 2,
+				     (unsigned char *)buf);
+		if (!b->nkey)
+			return false;
+		b->kind = t->p[1] == '[' ? BOUND_INCL : BOUND_EXCL;
+		b->key = buf;
 		return true;
 	}
 	if (t->len < 2 || (t->p[0] != '[' && t->p[0] != '('))

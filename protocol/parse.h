@@ -226,15 +226,19 @@ bool parse_s32(const struct token *t, int32_t *out);
 bool parse_count(const struct token *t, unsigned int cap, unsigned int *out);
 
 /**
- * parse_bound() - a range bound: "-", "+", "[key" or "(key"
- * @t: the token
- * @b: filled in; its key points into the token
+ * parse_bound() - a range bound: "-", "+", "[key", "(key", or "b[<base64>"
+ * or "b(<base64>" (the key base64-encoded, as the meta commands' b flag
+ * sends it)
+ * @t:   the token
+ * @b:   filled in; its key points into the token, or into @buf
+ * @buf: room for KEY_MAX_LENGTH bytes: a base64 key decoded
  *
- * Return: true if the token is one (the key 1..KEY_MAX_LENGTH valid bytes).
+ * Return: true if the token is one (a key of 1..KEY_MAX_LENGTH valid
+ * bytes; base64: at most KEY_MAX_LENGTH bytes as sent, any bytes decoded).
  *
  * Context: any; a pure function of its arguments.
  */
-bool parse_bound(const struct token *t, struct store_bound *b);
+bool parse_bound(const struct token *t, struct store_bound *b, char *buf);
 
 /**
  * fmt_u64() - write @v in decimal

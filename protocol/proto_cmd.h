@@ -31,6 +31,7 @@
 
 #include <string.h>
 
+#include "base64.h"
 #include "compiler.h"
 #include "item.h"
 #include "parse.h"
@@ -173,8 +174,31 @@ static inline const char *proto_line_end(const char *buf, const char *nl)
 	return unlikely(z != NULL) ? z : end;
 }
 
+/**
+ * put_listed_key() - a key into a reply line that lists keys (the range
+ * commands): as it is, or base64-encoded when @coded
+ * @p:     where; room for B64_ENCODED_LEN(@nkey) bytes
+ * @key:   the key
+ * @nkey:  its length
+ * @coded: the item was stored with a base64 key (ITEM_KEY_BINARY), which
+ *         may hold any byte; the caller ends the line with " b"
+ *
+ * Context: any.
+ * Return: the end of what it wrote.
+ */
+static inline char *put_listed_key(char *p, const char *key, size_t nkey,
+				   bool coded)
+{
+	if (!coded)
+		return put_bytes(p, key, nkey);
+	return p + b64_encode((const unsigned char *)key, nkey, p);
+}
+
 /* proto_retrieval.c */
-void proto_value(struct proto_conn *pc, struct item *it, bool cas);
+#define VALUE_CAS	0x1u	/* proto_value(): the cas unique too */
+#define VALUE_LISTED	0x2u	/* a range reply: a key stored as base64
+				 * goes encoded, " b" at the line's end */
+void proto_value(struct proto_conn *pc, struct item *it, unsigned int how);
 const char *proto_get_begin(struct proto_conn *pc, int kind, const char *p,
 			    const char *end, bool eol);
 size_t proto_get_cont(struct proto_conn *pc, const char *buf, size_t len);

@@ -138,18 +138,19 @@ static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
 	if (meta_created_ttl(m, bad >= 0 ? bad : (int)m->nflag, &ttl))
 		exp = store_exptime(s, ttl);
 	*raced = false;
-	/* a key no reply line could carry (range replies list keys as
-	 * they are) is not created: a miss */
-	if (!meta_key_plain(m->key, m->nkey) ||
-	    store_item_alloc(s, m->key, m->nkey, 0, exp, 0, &it))
+	if (store_item_alloc(s, m->key, m->nkey, 0, exp, 0, &it))
 		return NULL;
 	memcpy(item_value(it), "\r\n", 2);
 	/*
 	 * Not linked yet: nobody else sees these bits. The creating mg
 	 * wins, and bumps it as it bumps a hit (unless u), unless it
 	 * fails. As memcached, the item is not marked as having a binary
-	 * key even when b was given: k returns its key as it is.
+	 * key when b was given (k returns its key as it is), unless the key
+	 * holds a byte no reply line could carry as it is: then k, me, the
+	 * dumps and the range replies list it encoded.
 	 */
+	if (m->binary && !meta_key_plain(m->key, m->nkey))
+		it->iflags |= ITEM_KEY_BINARY;
 	if (bad < 0)
 		it->iflags |= ITEM_WIN | (m->u ? 0 : ITEM_FETCHED);
 	item_get(it);

@@ -87,11 +87,7 @@ void proto_ms(struct proto_conn *pc, const struct parse_line *l, int arg)
 		ms_refuse(pc, err, len);
 		return;
 	}
-	/* a binary key that a reply line (range, keys) could not carry as
-	 * it is, too */
 	err = meta_refused(&m);
-	if (!err && m.binary && !meta_key_plain(m.key, m.nkey))
-		err = PROTO_BAD_FORMAT;
 	if (err) {
 		ms_refuse(pc, err, len);
 		return;

@@ -13,64 +13,71 @@
 
 static const char s_bad_range[] = "CLIENT_ERROR bad range\r\n";
 
+/* A range's bounds, and room for their keys decoded from base64. */
+struct proto_bounds {
+	struct store_bound from, to;
+	char from_buf[KEY_MAX_LENGTH], to_buf[KEY_MAX_LENGTH];
+};
+
 /* Parses "<from> <to>" at tokens 1 and 2. Return: true if valid. */
-static bool proto_bounds(const struct parse_line *l, struct store_bound *from,
-			 struct store_bound *to)
+static bool proto_bounds(const struct parse_line *l, struct proto_bounds *b)
 {
-	return parse_bound(&l->tok[1], from) && parse_bound(&l->tok[2], to) &&
-	       store_bound_cmp(from, to) <= 0;
+	return parse_bound(&l->tok[1], &b->from, b->from_buf) &&
+	       parse_bound(&l->tok[2], &b->to, b->to_buf) &&
+	       store_bound_cmp(&b->from, &b->to) <= 0;
 }
 
 /*
  * keys: "KEY <key>" lines from keys the store copied under its locks
- * (store_range_keys()), so no item is referenced per key.
+ * (store_range_keys()), so no item is referenced per key; "KEY <base64> b"
+ * for a key stored as base64 (ms ... b), which may hold any byte.
  */
 static void proto_keys_reply(struct proto_conn *pc,
 			     const struct store_bound *from,
 			     const struct store_bound *to, bool reverse,
 			     unsigned int count)
 {
-	static __thread char stack_keys[KEYS_STACK * KEY_MAX_LENGTH];
-	uint8_t stack_lens[KEYS_STACK], *lens = stack_lens;
-	char *keys = stack_keys;
+	static __thread struct store_key stack_keys[KEYS_STACK];
+	struct store_key *keys = stack_keys;
 	int n, i;
 
 	if (count > KEYS_STACK) {
-		keys = ak_malloc((size_t)count * KEY_MAX_LENGTH);
-		lens = ak_malloc(count);
-		if (!keys || !lens) {
-			ak_free(keys);
-			ak_free(lens);
+		keys = ak_malloc((size_t)count * sizeof(*keys));
+		if (!keys) {
 			proto_out(pc, STR_AND_LEN(
 				"SERVER_ERROR out of memory\r\n"));
 			return;
 		}
 	}
-	n = store_range_keys(pc->ctx->store, from, to, reverse, count, keys,
-			     lens);
+	n = store_range_keys(pc->ctx->store, from, to, reverse, count, keys);
 	if (n < 0) {
 		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
 		goto out_free;
 	}
 	pc->ctx->stats.range_items += (uint64_t)n;
 	for (i = 0; i < n && pc->state != PROTO_CLOSED; i++) {
-		char *p = reply_reserve(&pc->out, 4u + lens[i] + 2);
+		const struct store_key *k = &keys[i];
+		char *p = reply_reserve(&pc->out, 4 + B64_ENCODED_LEN(k->nkey) +
+					4);
+		char *q;
 
 		if (!p) {
 			proto_fail(pc);
 			break;
 		}
 		memcpy(p, "KEY ", 4);
-		memcpy(put_bytes(p + 4, keys + (size_t)i * KEY_MAX_LENGTH,
-				 lens[i]), "\r\n", 2);
-		reply_commit(&pc->out, 4u + lens[i] + 2);
+		q = put_listed_key(p + 4, k->key, k->nkey, k->binary);
+		if (k->binary) {
+			memcpy(q, " b", 2);
+			q += 2;
+		}
+		memcpy(q, "\r\n", 2);
+		reply_commit(&pc->out, (size_t)(q + 2 - p));
 	}
 	proto_out(pc, STR_AND_LEN("END\r\n"));
 out_free:
-	if (keys != stack_keys) {
+	if (keys != stack_keys)
 		ak_free(keys);
-		ak_free(lens);
-	}
 }
 
 void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
@@ -82,17 +89,17 @@ void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
 						    : RANGE_DEFAULT;
 	unsigned int count = RANGE_DEFAULT < cap ? RANGE_DEFAULT : cap;
 	struct item *stack[RANGE_STACK], **items = stack;
-	struct store_bound from, to;
+	struct proto_bounds b;
 	int n, i;
 
-	if (!proto_bounds(l, &from, &to) ||
+	if (!proto_bounds(l, &b) ||
 	    (l->ntok == 4 && !parse_count(&l->tok[3], cap, &count))) {
 		proto_out(pc, STR_AND_LEN(s_bad_range));
 		return;
 	}
 	ctx->stats.cmd_range++;
 	if (kind == RANGE_KEYS) {
-		proto_keys_reply(pc, &from, &to, reverse, count);
+		proto_keys_reply(pc, &b.from, &b.to, reverse, count);
 		return;
 	}
 	if (count > RANGE_STACK) {
@@ -103,7 +110,7 @@ void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
 			return;
 		}
 	}
-	n = store_range(ctx->store, &from, &to, reverse, count, items);
+	n = store_range(ctx->store, &b.from, &b.to, reverse, count, items);
 	if (n < 0) {
 		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
 		goto out_free;
@@ -116,7 +123,8 @@ void proto_range(struct proto_conn *pc, const struct parse_line *l, int arg)
 			item_put(it);
 			continue;
 		}
-		proto_value(pc, it, kind == RANGE_VALUES_CAS);
+		proto_value(pc, it, VALUE_LISTED |
+			    (kind == RANGE_VALUES_CAS ? VALUE_CAS : 0));
 	}
 	proto_out(pc, STR_AND_LEN("END\r\n"));
 out_free:
@@ -126,22 +134,22 @@ out_free:
 
 void proto_count(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
-	struct store_bound from, to;
+	struct proto_bounds b;
 
 	(void)arg;
-	if (!proto_bounds(l, &from, &to)) {
+	if (!proto_bounds(l, &b)) {
 		proto_out(pc, STR_AND_LEN(s_bad_range));
 		return;
 	}
 	pc->ctx->stats.cmd_count++;
 	proto_reply_num(pc, STR_AND_LEN("COUNT "),
-			store_count(pc->ctx->store, &from, &to));
+			store_count(pc->ctx->store, &b.from, &b.to));
 }
 
 void proto_delete_range(struct proto_conn *pc, const struct parse_line *l,
 			int arg)
 {
-	struct store_bound from, to;
+	struct proto_bounds b;
 
 	(void)arg;
 	if (l->ntok == 4) {
@@ -151,11 +159,11 @@ void proto_delete_range(struct proto_conn *pc, const struct parse_line *l,
 		}
 		pc->noreply = true;
 	}
-	if (!proto_bounds(l, &from, &to)) {
+	if (!proto_bounds(l, &b)) {
 		proto_reply(pc, STR_AND_LEN(s_bad_range));
 		return;
 	}
 	pc->ctx->stats.cmd_delete_range++;
 	proto_reply_num(pc, STR_AND_LEN("DELETED "),
-			store_delete_range(pc->ctx->store, &from, &to));
+			store_delete_range(pc->ctx->store, &b.from, &b.to));
 }

@@ -7,8 +7,10 @@
 
 #define PROTO_COPY_MAX	512u	/* values up to this are copied into replies */
 
-/* the longest VALUE line: "VALUE " key " " flags " " bytes " " cas "\r\n" */
-#define VALUE_LINE_MAX	(6 + KEY_MAX_LENGTH + 1 + 10 + 1 + 10 + 1 + 20 + 2)
+/* the longest VALUE line: "VALUE " key " " flags " " bytes " " cas " b\r\n"
+ * (a listed key may be base64) */
+#define VALUE_LINE_MAX	(6 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 1 + 10 + 1 + \
+			 10 + 1 + 20 + 2 + 2)
 
 _Static_assert(VALUE_LINE_MAX + PROTO_COPY_MAX + 2 <= REPLY_RESERVE_MAX,
 	       "a copied value and its line fit one reserve");
@@ -25,10 +27,14 @@ static inline bool get_kind_cas(int kind)
 
 /*
  * "VALUE <key> <flags> <bytes>[ <cas>]\r\n" then the value and its "\r\n"
- * by reference. Takes over the caller's reference on @it.
+ * by reference; @how: VALUE_ flags (with VALUE_LISTED, a key stored as
+ * base64 is "VALUE <base64> <flags> <bytes>[ <cas>] b"). Takes over the
+ * caller's reference on @it.
  */
-void proto_value(struct proto_conn *pc, struct item *it, bool cas)
+void proto_value(struct proto_conn *pc, struct item *it, unsigned int how)
 {
+	bool coded = (how & VALUE_LISTED) &&
+		     (READ_ONCE(it->iflags) & ITEM_KEY_BINARY);
 	char *p, *q;
 
 	if (unlikely(pc->state == PROTO_CLOSED)) {
@@ -42,14 +48,18 @@ void proto_value(struct proto_conn *pc, struct item *it, bool cas)
 		return;
 	}
 	memcpy(p, "VALUE ", 6);
-	q = put_bytes(p + 6, item_key(it), it->nkey);
+	q = put_listed_key(p + 6, item_key(it), it->nkey, coded);
 	*q++ = ' ';
 	q = fmt_u64(q, it->flags);
 	*q++ = ' ';
 	q = fmt_u64(q, it->nbytes);
-	if (cas) {
+	if (how & VALUE_CAS) {
 		*q++ = ' ';
 		q = fmt_u64(q, pc->ctx->settings->cas_enabled ? it->cas : 0);
+	}
+	if (unlikely(coded)) {
+		*q++ = ' ';
+		*q++ = 'b';
 	}
 	*q++ = '\r';
 	*q++ = '\n';
@@ -136,7 +146,8 @@ static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
 		return;
 	}
 	if (it)
-		proto_value(pc, it, get_kind_cas(pc->get_kind));
+		proto_value(pc, it,
+			    get_kind_cas(pc->get_kind) ? VALUE_CAS : 0);
 	else
 		proto_value_copy(pc, key, nkey, &val, data,
 				 get_kind_cas(pc->get_kind));

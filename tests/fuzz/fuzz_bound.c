@@ -9,8 +9,10 @@
  * Properties checked, each against a model written here from PROTOCOL.md
  * and not from protocol/parse.c:
  *  1. parse_bound() accepts exactly "-", "+", "[key" and "(key" with a
- *     valid key (1..250 bytes, none of them a space or a NUL), and returns
- *     the kind and the key bytes of the token;
+ *     valid key (1..250 bytes, none of them a space or a NUL), and
+ *     "b[<base64>" and "b(<base64>" (at most 250 bytes of base64 as
+ *     memcached reads a key: bytes outside the alphabet skipped, groups of
+ *     four, a '=' ends the text), and returns the kind and the key bytes;
  *  2. parse_count() accepts exactly a positive decimal of digits only, and
  *     caps it; parse_u64(), parse_u32() and parse_s32() accept exactly
  *     optional white space, an optional sign, digits, then the end or
@@ -52,7 +54,53 @@ struct mbound {
 	int kind;		/* 0: "-", 1: "+", 2: "[", 3: "(" */
 	const char *key;
 	size_t nkey;
+	bool coded;		/* b[ or b(: key points to buf */
+	char buf[256];
 };
+
+/* A base64 character's value, 64 for '=', -1 for any other byte. */
+static int model_b64_char(unsigned char c)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		"0123456789+/=";
+	const char *at = c ? strchr(abc, c) : NULL;
+
+	return at ? (int)(at - abc) : -1;
+}
+
+/* memcached's reading of a base64 key (PROTOCOL.md, "Reading the flags"):
+ * the length decoded into @out, or 0. */
+static size_t model_b64(const char *p, size_t n, char *out)
+{
+	int vals[256];
+	size_t nv = 0, i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		int v = model_b64_char((unsigned char)p[i]);
+
+		if (v >= 0)
+			vals[nv++] = v;
+	}
+	if (!nv || nv % 4)
+		return 0;
+	for (i = 0; i < nv; i += 4) {
+		unsigned int pad = 0, j;
+		unsigned long w = 0;
+
+		for (j = 0; j < 4; j++) {
+			pad += vals[i + j] == 64;
+			w = w * 64 + (vals[i + j] == 64 ? 0 : vals[i + j]);
+		}
+		if (pad > 2)
+			return 0;
+		for (j = 0; j < 3 - pad; j++)
+			out[o++] = (char)(w >> (16 - 8 * j));
+		if (pad)
+			break;
+	}
+	return o;
+}
 
 static bool model_key_ok(const char *k, size_t n)
 {
@@ -76,6 +124,14 @@ static bool model_bound(const char *p, size_t n, struct mbound *b)
 		return b->kind = 0, true;
 	if (n == 1 && p[0] == '+')
 		return b->kind = 1, true;
+	if (n >= 3 && n - 2 <= 250 && p[0] == 'b' &&
+	    (p[1] == '[' || p[1] == '(')) {
+		b->nkey = model_b64(p + 2, n - 2, b->buf);
+		b->kind = p[1] == '[' ? 2 : 3;
+		b->key = b->buf;
+		b->coded = true;
+		return b->nkey > 0;
+	}
 	if (n >= 1 && (p[0] == '[' || p[0] == '(') &&
 	    model_key_ok(p + 1, n - 1)) {
 		b->kind = p[0] == '[' ? 2 : 3;
@@ -354,6 +410,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *p = (const char *)data, *end = p + size;
 	struct token tok[NTOK];
 	struct store_bound b[NTOK];
+	char bufs[NTOK][KEY_MAX_LENGTH];
 	struct mbound mb[NTOK];
 	bool ok[NTOK];
 	struct keyset ks = { .count = 0 };
@@ -382,7 +439,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bool mok;
 
 		memset(&b[i], 0, sizeof(b[i]));
-		ok[i] = parse_bound(&tok[i], &b[i]);
+		ok[i] = parse_bound(&tok[i], &b[i], bufs[i]);
 		mok = model_bound(tok[i].p, tok[i].len, &mb[i]);
 		FUZZ_CHECK(ok[i] == mok, "parse_bound \"%.*s\": %d, model %d",
 			   (int)tok[i].len, tok[i].p, ok[i], mok);
@@ -395,7 +452,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   "parse_bound kind %d, model %d",
 				   (int)b[i].kind, mb[i].kind);
 			FUZZ_CHECK(b[i].nkey == mb[i].nkey &&
-				   b[i].key == mb[i].key,
+				   (mb[i].coded ? b[i].key == bufs[i] &&
+				    !memcmp(b[i].key, mb[i].key, b[i].nkey) :
+				    b[i].key == mb[i].key),
 				   "parse_bound key differs from the token's");
 		}
 		check_numbers(tok[i].p, tok[i].len);

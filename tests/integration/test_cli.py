@@ -3,6 +3,7 @@
 placement as nutcracker's pool, the range commands merged in keyspace
 order, a down server named (or left out with --partial).
 """
+import base64
 import os
 import pty
 import select
@@ -195,3 +196,43 @@ def test_servers_delete_range_and_stats(cluster, tmp_path):
         assert "# 127.0.0.1:%d\nVERSION " % s.port in out
     out = cli("--servers", yml, "--stat", "-i", "0.2", "-r", "1").stdout
     assert out.decode().splitlines()[1].split()[0] == "2000"
+
+
+def test_servers_merge_keys_listed_in_base64(cluster, tmp_path):
+    """Keys stored as base64 (ms ... b, any bytes) come listed as
+    "KEY <base64> b": the cli merges them by the decoded key and pages on
+    from one with a b( bound, so the listing is the keyspace order of the
+    keys themselves."""
+    insts, _ = cluster
+    yml = tmp_path / "nutcracker.yml"
+    keys = [(b"k%05d " % i if i % 2 == 0 else b"k%05d" % i)
+            for i in range(2500)]
+    conns = [s.conn() for s in insts]
+    try:
+        for i, k in enumerate(keys):
+            c = conns[i % 3]
+            if k.endswith(b" "):
+                c.send(b"ms %s 1 b q\r\nv\r\n" % base64.b64encode(k))
+            else:
+                c.send(b"set %s 0 0 1 noreply\r\nv\r\n" % k)
+        for c in conns:
+            assert c.cmd("version").startswith(b"VERSION ")
+    finally:
+        for c in conns:
+            c.close()
+
+    def listed(k):
+        if k.endswith(b" "):
+            return b"KEY %s b\r\n" % base64.b64encode(k)
+        return b"KEY %s\r\n" % k
+
+    for args in ((), ("-p", insts[0].port)):
+        srv = args or ("--servers", yml)
+        out = cli(*srv, "keys", "-", "+").stdout
+        mine = keys if not args else keys[::3]
+        assert out == b"".join(listed(k) for k in mine) + b"END\r\n"
+    out = cli("--servers", yml, "rrange", "b(%s" %
+              base64.b64encode(keys[10]).decode(), "+").stdout
+    assert out.count(b"VALUE ") == 2500 - 11
+    assert out.startswith(b"VALUE k02499 0 1\r\nv\r\nVALUE %s 0 1 b\r\n"
+                          % base64.b64encode(keys[2498]))

@@ -406,15 +406,45 @@ def test_mg_key_bytes(conn, prefix):
     assert ask(conn, b"mg %sa\0" % k) == [b"HD"]
     assert ask(conn, b"me %sa\0b" % k)[0].startswith(b"ME %sa " % k)
     assert ask(conn, b"md %sa\0 q" % k) == [b"HD"]
-    # N does not create a key that a reply line cannot carry
+    # N creates a key of any bytes; one that a reply line could not carry
+    # as it is comes back encoded (memcached: as it is)
     for raw in (b"a b", b"a\0b", b"a\r\nb"):
         enc = base64.b64encode(k + raw)
-        assert ask(conn, b"mg %s b v N30" % enc) == [b"EN"]
-        assert ask(conn, b"mg %s b v" % enc) == [b"EN"]
-    # a binary key that can: created, and k returns it as it is
+        assert ask(conn, b"mg %s b v k N30" % enc) == [
+            b"VA 0 k%s b W" % enc, b"\r\n"]
+        assert ask(conn, b"mg %s b v k" % enc) == [b"VA 0 k%s b Z" % enc,
+                                                   b"\r\n"]
+        assert ask(conn, b"me %s b" % enc)[0].startswith(b"ME %s " % enc)
+        assert ask(conn, b"md %s b" % enc) == [b"HD"]
+    # one that can: created, and k returns it as it is, as memcached
     enc = base64.b64encode(k + b"\x01\xff")
     assert ask(conn, b"mg %s b k N30" % enc) == [
         b"HD k%s\x01\xff W" % k]
+
+
+def test_base64_keys_of_any_bytes_as_memcached(conn, reference, prefix):
+    """Dalli sends every key that holds white space or non-ASCII bytes
+    base64-encoded with b. anchorkv refused a decoded key holding a space,
+    NUL, \\r or \\n (CLIENT_ERROR bad command line format) where memcached
+    stores it; now both store it and answer the same bytes (cas uniques
+    aside)."""
+    ref = reference.conn()
+    try:
+        for raw in (b"\n", b"contains space", b"\0nul", b"cr\r\nlf\r",
+                    b"\xc3\xa9t\xc3\xa9 \x00\xff"):
+            enc = base64.b64encode(prefix.encode() + raw)
+            for line in (b"ms %s 4 c b F1 T0 MS\r\nabcd" % enc,
+                         b"mg %s b v k f" % enc, b"mg %s b s t f" % enc,
+                         b"ms %s 2 b MA\r\nef" % enc,
+                         b"mg %s b v" % enc, b"md %s b k" % enc,
+                         b"mg %s b v" % enc):
+                got, want = ask(conn, line), ask(ref, line)
+                mask = [re.sub(rb" c\d+", b" c", g) for g in got]
+                assert mask == [re.sub(rb" c\d+", b" c", w) for w in want], \
+                    (line, got, want)
+                assert not got[0].startswith(b"CLIENT_ERROR"), (line, got)
+    finally:
+        ref.close()
 
 
 def test_mg_vivify_and_recache(server, prefix):
@@ -549,8 +579,8 @@ def test_ms_errors(conn, prefix):
     assert ask(conn, b"ms %s 2 q\r\nzzz" % k) == [
         b"CLIENT_ERROR bad data chunk", b"ERROR"]
     # keys: a NUL ends the line ("ms <k>a" has no length; the data block
-    # is then a command); a binary key a reply line can carry is kept and
-    # returned encoded; one it cannot is refused
+    # is then a command); a binary key of any bytes is kept and returned
+    # encoded
     assert ask(conn, b"ms %sa\0b 1\r\nz" % k) == [
         b"CLIENT_ERROR bad command line format", b"ERROR"]
     enc = base64.b64encode(k + b"\x01")
@@ -558,8 +588,8 @@ def test_ms_errors(conn, prefix):
     assert ask(conn, b"mg %s b v k" % enc) == [b"VA 1 k%s b" % enc,
                                                b"z\r\n"]
     enc = base64.b64encode(k + b" x")
-    assert ask(conn, b"ms %s 1 b\r\nz" % enc) == [
-        b"CLIENT_ERROR bad command line format"]
+    assert ask(conn, b"ms %s 1 b k\r\nz" % enc) == [b"HD k%s b" % enc]
+    assert ask(conn, b"mg %s b v" % enc) == [b"VA 1", b"z\r\n"]
     # too large: refused, and the old value is gone
     conn.send(b"set %s 0 0 1\r\nv\r\n" % k)
     conn.expect(b"STORED\r\n")

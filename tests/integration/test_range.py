@@ -5,7 +5,9 @@ independent model of the ordered keyspace.
 
 These tests flush the shared server first: a range sees every key.
 """
+import base64
 import itertools
+import re
 import time
 
 import pytest
@@ -197,6 +199,70 @@ def test_nul_in_range_bounds_ends_the_line(rc):
             cut = args[:args.index(b"\0")]
             want = answer(cmd, cut)
             assert answer(cmd, args) == want, (cmd, args, want)
+
+
+def test_base64_keys_listed_encoded_and_as_bounds(rc):
+    """A key stored with ms ... b may hold any byte (Dalli sends white
+    space and non-ASCII keys so); the range replies list it base64 with a
+    b at the end of its line, and b[ / b( bounds take a key in base64."""
+    raw = [b"a b", b"a\nb", b"a\r\n", b"\0", b"plain"]
+    for k in raw:
+        rc.send(b"ms %s 2 b F7\r\nhi\r\n" % base64.b64encode(k))
+        rc.expect(b"HD\r\n")
+    rc.set(b"text", b"t")
+    order = sorted(raw + [b"text"])	# bytewise: no integer keys here
+
+    def listed(k):
+        return (b"%s b" % base64.b64encode(k)) if k in raw else k
+
+    def bound(c, k):
+        return b"b%s%s" % (c, base64.b64encode(k))
+
+    rc.send(b"keys - +\r\n")
+    assert rc.recv_until(b"END\r\n") == b"".join(
+        b"KEY %s\r\n" % listed(k) for k in order) + b"END\r\n"
+    rc.send(b"range - +\r\n")
+    want = b""
+    for k in order:
+        enc = base64.b64encode(k)
+        want += (b"VALUE %s 7 2 b\r\nhi\r\n" % enc if k in raw
+                 else b"VALUE text 0 1\r\nt\r\n")
+    assert rc.recv_until(b"END\r\n") == want + b"END\r\n"
+    rc.send(b"rranges - + 1\r\n")
+    line = rc.recv_line()
+    assert re.fullmatch(rb"VALUE text 0 1 \d+", line), line
+    rc.recv_until(b"END\r\n")
+    rc.send(b"ranges %s + 1\r\n" % bound(b"[", b"a b"))
+    line = rc.recv_line()
+    assert re.fullmatch(rb"VALUE %s 7 2 \d+ b" % re.escape(
+        base64.b64encode(b"a b")), line), line
+    rc.recv_until(b"END\r\n")
+    # bounds in base64, and paging on from the last key listed
+    for lo in range(len(order)):
+        for hi in range(lo, len(order)):
+            rc.send(b"count %s %s\r\n" % (bound(b"[", order[lo]),
+                                            bound(b"(", order[hi])))
+            rc.expect(b"COUNT %d\r\n" % (hi - lo))
+    got, frm = [], b"-"
+    while True:
+        rc.send(b"keys %s + 2\r\n" % frm)
+        page = rc.recv_until(b"END\r\n").split(b"\r\n")[:-2]
+        got += page
+        if len(page) < 2:
+            break
+        last = page[-1][4:]
+        frm = (b"b(" + last[:-2]) if last.endswith(b" b") else b"(" + last
+    assert got == [b"KEY %s" % listed(k) for k in order]
+    # a base64 bound must decode, and is at most 250 bytes as sent
+    for bad in (b"b[", b"b(!!!!", b"b[QQ", b"b[" + b"QUFB" * 63, b"b-",
+                b"b+"):
+        rc.send(b"count %s +\r\n" % bad)
+        rc.expect(BAD_RANGE)
+    rc.send(b"count b[%s +\r\n" % (b"QUFB" * 62))	# 186 "A"s
+    rc.expect(b"COUNT 5\r\n")
+    rc.send(b"delete_range %s %s\r\n" % (bound(b"[", b"\0"),
+                                          bound(b"[", b"a\r\n")))
+    rc.expect(b"DELETED 3\r\n")
 
 
 def test_equal_bounds(rc):

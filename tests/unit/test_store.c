@@ -1348,18 +1348,19 @@ static void m_step(struct store *s, bool inject)
 		/* the keys alone: the same keys, copied (nothing changed
 		 * since: no expiry or flush can come in between) */
 		if (n >= 0) {
-			static char keys[64 * KEY_MAX_LENGTH];
-			static uint8_t lens[64];
-			int nk = store_range_keys(s, &f, &t, rev, max, keys,
-						  lens);
+			static struct store_key keys[64];
+			int nk = store_range_keys(s, &f, &t, rev, max, keys);
 
 			if (!(inject && nk == -ENOMEM)) {
 				MCHECK(nk == n, "range keys: %d of %d", nk, n);
 				for (j = 0; nk == n && j < (unsigned int)n; j++)
-					MCHECK(lens[j] == out[j]->nkey &&
-					       !memcmp(keys + j * KEY_MAX_LENGTH,
+					MCHECK(keys[j].nkey == out[j]->nkey &&
+					       !memcmp(keys[j].key,
 						       item_key(out[j]),
-						       lens[j]),
+						       keys[j].nkey) &&
+					       keys[j].binary ==
+					       !!(out[j]->iflags &
+						  ITEM_KEY_BINARY),
 					       "range keys: key %u", j);
 			}
 		}

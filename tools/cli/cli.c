@@ -25,10 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "conn.h"
 #include "ring.h"
 #include "version.h"
 
+#define KEY_BUF		256	/* a key decoded from base64 */
 #define PAGE		1000u	/* items per range page (range_max: 10000) */
 #define MAX_TOKENS	64
 
@@ -233,6 +235,7 @@ static int ask(struct cli *c, struct server *s, const struct line *l,
 struct item_ref {
 	size_t key, nkey;	/* in the page */
 	size_t off, len;	/* the whole entry: its lines and data */
+	bool coded;		/* listed base64, a "b" ending its line */
 };
 
 struct scan {
@@ -242,9 +245,25 @@ struct scan {
 	struct buf page;
 	struct item_ref *items;
 	size_t nitems, pos, room;
-	char last[260];		/* the last key of the page, for the next */
+	char last[340];		/* the last key of the page, for the next */
 	size_t nlast;
+	bool last_coded;	/* it is base64: the next page is from b( */
 };
+
+/* The key of entry @it of @sc's page, decoded into @buf if it was listed
+ * in base64. Return: the key; its length in *@n. */
+static const char *ref_key(const struct scan *sc, const struct item_ref *it,
+			   char *buf, size_t *n)
+{
+	const char *k = sc->page.p + it->key;
+
+	if (!it->coded) {
+		*n = it->nkey;
+		return k;
+	}
+	*n = b64_decode(k, it->nkey, (unsigned char *)buf);
+	return buf;
+}
 
 /* Splits a page reply into entries. Return: 0, or -1 (an error line). */
 static int scan_parse(struct scan *sc, bool values)
@@ -279,6 +298,8 @@ static int scan_parse(struct scan *sc, bool values)
 		it = &sc->items[sc->nitems++];
 		it->key = (size_t)(key - sc->page.p);
 		it->nkey = (size_t)((sp ? sp : p + len) - key);
+		/* "KEY <base64> b", "VALUE <base64> ... b" (PROTOCOL.md) */
+		it->coded = len > 2 && p[len - 2] == ' ' && p[len - 1] == 'b';
 		it->off = (size_t)(p - sc->page.p);
 		p = nl + 1 + (values ? vlen + 2 : 0);
 		it->len = (size_t)(p - sc->page.p) - it->off;
@@ -294,16 +315,20 @@ static int scan_fetch(struct cli *c, struct scan *sc, const struct line *l,
 		      bool reverse, bool values, unsigned long long left)
 {
 	struct line q = *l;
-	char bound[264], count[24];
+	char bound[344], count[24];
 	unsigned int n = left < PAGE ? (unsigned int)left : PAGE;
 	int rc;
 
 	if (sc->nlast) {
-		bound[0] = '(';
-		memcpy(bound + 1, sc->last, sc->nlast);
-		bound[sc->nlast + 1] = '\0';
+		size_t at = 0;
+
+		if (sc->last_coded)
+			bound[at++] = 'b';
+		bound[at++] = '(';
+		memcpy(bound + at, sc->last, sc->nlast);
+		bound[at + sc->nlast] = '\0';
 		q.tok[reverse ? 2 : 1] = bound;
-		q.len[reverse ? 2 : 1] = sc->nlast + 1;
+		q.len[reverse ? 2 : 1] = at + sc->nlast;
 	}
 	snprintf(count, sizeof(count), "%u", n);
 	q.tok[3] = count;
@@ -324,8 +349,14 @@ static int scan_fetch(struct cli *c, struct scan *sc, const struct line *l,
 	if (sc->nitems) {
 		const struct item_ref *it = &sc->items[sc->nitems - 1];
 
+		if (it->nkey > sizeof(sc->last)) {
+			snprintf(sc->s->err, sizeof(sc->s->err),
+				 "a key of %zu bytes in a reply", it->nkey);
+			return -1;
+		}
 		memcpy(sc->last, sc->page.p + it->key, it->nkey);
 		sc->nlast = it->nkey;
+		sc->last_coded = it->coded;
 	}
 	return 0;
 }
@@ -390,6 +421,9 @@ static void run_range(struct cli *c, const struct line *l)
 		for (i = 0; i < n; i++) {
 			struct scan *sc = &scans[i];
 			const struct item_ref *a, *b;
+			char abuf[KEY_BUF], bbuf[KEY_BUF];
+			const char *ka, *kb;
+			size_t na, nb;
 			int cmp;
 
 			if (!sc->live)
@@ -416,8 +450,9 @@ static void run_range(struct cli *c, const struct line *l)
 			}
 			a = &sc->items[sc->pos];
 			b = &best->items[best->pos];
-			cmp = key_cmp(sc->page.p + a->key, a->nkey,
-				      best->page.p + b->key, b->nkey);
+			ka = ref_key(sc, a, abuf, &na);
+			kb = ref_key(best, b, bbuf, &nb);
+			cmp = key_cmp(ka, na, kb, nb);
 			if (reverse ? cmp > 0 : cmp < 0)
 				best = sc;
 		}
