@@ -50,7 +50,7 @@ ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
 UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
 BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev libedit-dev libssl-dev libxxhash-dev pkg-config gcc make
-TEST_DEPS  := python3 python3-pytest python3-pymemcache libmemcached-tools netcat-openbsd memcached nutcracker logrotate man-db systemd
+TEST_DEPS  := python3 python3-pytest python3-pymemcache python3-pylibmc php-cli php-memcached libmemcached-tools netcat-openbsd memcached nutcracker logrotate man-db systemd
 BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
 FUZZ_DEPS  := clang libclang-rt-14-dev
 
@@ -172,8 +172,9 @@ build/asan/tests/test_store_tsan: tests/unit/test_store.c $(CORE_SRCS) $(wildcar
 # for `make fuzz`, and the same entry point linked with tests/fuzz/replay.c
 # (gcc, ASan+UBSan) as build/asan/tests/test_fuzz_<target>, which replays
 # the target's corpus and regression inputs under `make test`.
-FUZZ_TARGETS    := proto bound conf snapshot
+FUZZ_TARGETS    := proto bin bound conf snapshot
 FUZZ_SRCS_proto := $(LIB_SRCS)
+FUZZ_SRCS_bin   := $(LIB_SRCS)
 FUZZ_SRCS_snapshot := server/snapshot.c $(CORE_SRCS)
 FUZZ_SRCS_bound := $(LIB_SRCS)
 FUZZ_SRCS_conf  := server/conf.c server/settings.c core/alloc.c

@@ -264,6 +264,29 @@ static void proto_report(const struct proto_conn *pc, const char *p,
 	ctx->hooks->command(ctx->hook_arg, pc, p, len);
 }
 
+/*
+ * What a connection speaks, from its first byte (the request magic 0x80
+ * is binary) and -B, as memcached decides it. Return: the mode.
+ */
+static uint8_t proto_pick_mode(struct proto_conn *pc, char first)
+{
+	if (pc->mode == PROTO_MODE_NEW) {
+		switch (pc->ctx->settings->binding) {
+		case PROTO_BIND_ASCII:
+			pc->mode = PROTO_MODE_ASCII;
+			break;
+		case PROTO_BIND_BINARY:
+			pc->mode = PROTO_MODE_BINARY;
+			break;
+		default:
+			pc->mode = (unsigned char)first == 0x80 ?
+				   PROTO_MODE_BINARY : PROTO_MODE_ASCII;
+			break;
+		}
+	}
+	return pc->mode;
+}
+
 size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
 		     unsigned int max_reqs)
 {
@@ -281,13 +304,16 @@ size_t proto_process(struct proto_conn *pc, const char *buf, size_t len,
 			    reply_pending(&pc->out) > REPLY_HIGH_WATER)
 				goto out;
 			authed = pc->authed;
-			if (likely(authed))
+			if (unlikely(pc->mode != PROTO_MODE_ASCII) &&
+			    proto_pick_mode(pc, *p) == PROTO_MODE_BINARY)
+				n = proto_bin_command(pc, p, (size_t)(end - p));
+			else if (likely(authed))
 				n = proto_command(pc, p, (size_t)(end - p));
 			else
 				n = proto_auth_command(pc, p,
 						       (size_t)(end - p));
 			if (unlikely(READ_ONCE(pc->ctx->settings->verbose) >= 2)
-			    && n)
+			    && n && pc->mode != PROTO_MODE_BINARY)
 				proto_report(pc, p, n, authed);
 			if (!n) {
 				if (pc->state != PROTO_CLOSED)

@@ -87,8 +87,16 @@ struct proto_stats {
 	uint64_t auth_errors;
 };
 
+/* -B: which protocols a connection may speak (memcached's binding). */
+enum proto_binding {
+	PROTO_BIND_AUTO,	/* the first byte decides: 0x80 is binary */
+	PROTO_BIND_ASCII,	/* text only (-Y forces it, as memcached) */
+	PROTO_BIND_BINARY,	/* binary only: other bytes close */
+};
+
 /* What the protocol needs to know of the settings (owned by the server). */
 struct proto_settings {
+	enum proto_binding binding;	/* -B */
 	size_t item_size_max;		/* -I */
 	unsigned int range_max;		/* cap of <count> in range commands */
 	bool cas_enabled;		/* !-C */
@@ -163,6 +171,25 @@ struct proto_ctx {
 	struct reply_pool pool;		/* reply chunks its idle queues gave back */
 };
 
+/* What a connection speaks, decided by its first byte (-B auto). */
+enum proto_mode {
+	PROTO_MODE_NEW,		/* nothing read yet */
+	PROTO_MODE_ASCII,
+	PROTO_MODE_BINARY,
+};
+
+/* The binary request being run or read (proto_bin.c), host order. */
+struct proto_bin_req {
+	uint8_t opcode;		/* as sent: the response echoes it */
+	uint8_t loud;		/* the opcode, quiet forms mapped to theirs */
+	bool quiet;
+	uint8_t extlen;
+	uint16_t keylen;
+	uint32_t bodylen;
+	char opaque[4];		/* as sent: the response echoes it */
+	uint64_t cas;
+};
+
 enum proto_state {
 	PROTO_CMD,		/* waiting for a command line */
 	PROTO_DATA,		/* copying a data block into pending */
@@ -207,6 +234,8 @@ struct proto_conn {
 	unsigned int nreqs;		/* requests handled (for stats conns; a
 					 * dump counts one per batch) */
 	bool authed;			/* past authentication, or none needed */
+	uint8_t mode;			/* enum proto_mode */
+	struct proto_bin_req bin;	/* PROTO_MODE_BINARY */
 };
 
 /**

@@ -194,6 +194,14 @@ static inline char *put_listed_key(char *p, const char *key, size_t nkey,
 	return p + b64_encode((const unsigned char *)key, nkey, p);
 }
 
+/*
+ * proto_bin.c: one binary request from @buf (PROTO_CMD of a binary
+ * connection). Return: the bytes of its header, extras and key once they
+ * are all in (its value, if any, is then read by PROTO_DATA or dropped by
+ * PROTO_SWALLOW); 0 while they are not, or when the connection closes.
+ */
+size_t proto_bin_command(struct proto_conn *pc, const char *buf, size_t len);
+
 /* proto_retrieval.c */
 #define VALUE_CAS	0x1u	/* proto_value(): the cas unique too */
 #define VALUE_LISTED	0x2u	/* a range reply: a key stored as base64

@@ -46,7 +46,6 @@ static const struct cmdline_opt {
 	{ "license",		'i', no_argument },
 	{ "extended",		'o', required_argument },
 	{ "udp-port",		'U', required_argument },
-	{ "protocol",		'B', required_argument },
 	{ "lock-memory",	'k', no_argument },
 	{ "enable-coredumps",	'r', no_argument },
 	{ "enable-largepages",	'L', no_argument },
@@ -234,13 +233,6 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 				return -EINVAL;
 			}
 			continue;
-		case 'B':
-			if (strcmp(optarg, "ascii") && strcmp(optarg, "auto")) {
-				snprintf(err, errlen, "only the ascii protocol "
-					 "is supported (-B %s)", optarg);
-				return -EINVAL;
-			}
-			continue;
 		case 'D':	/* memcached: the delimiter, and detail on */
 			if (!optarg[0] || optarg[1]) {
 				snprintf(err, errlen, "-D takes one character "
@@ -389,7 +381,10 @@ void settings_usage(const char *prog)
 "  -o, --extended=<opts>        memcached extended options: idle_timeout=N,\n"
 "                               hashpower=N, ssl_*; others are ignored\n"
 "                               with a warning\n"
-"  -U 0, -B ascii|auto          accepted for memcached compatibility\n"
+"  -B, --protocol=<p>           auto (default: a connection's first byte\n"
+"                               decides), ascii, or binary; -Y implies\n"
+"                               ascii [protocol]\n"
+"  -U 0                         accepted for memcached compatibility\n"
 "                               (there is no UDP: -U other than 0 is refused)\n"
 "  -h, --help                   this text\n"
 "  -V, --version                print the version\n"

@@ -428,6 +428,21 @@ static int set_auth_file(struct settings *s, const char *v)
 		return -EINVAL;
 	return parse_string(v, s->auth_file, sizeof(s->auth_file));
 }
+/* -B: memcached's words for its binding protocol */
+static int set_protocol(struct settings *s, const char *v)
+{
+	if (!strcmp(v, "auto"))
+		s->proto.binding = PROTO_BIND_AUTO;
+	else if (!strcmp(v, "ascii"))
+		s->proto.binding = PROTO_BIND_ASCII;
+	else if (!strcmp(v, "binary"))
+		s->proto.binding = PROTO_BIND_BINARY;
+	else
+		return -EINVAL;
+	s->binding_set = true;
+	return 0;
+}
+
 static int set_tls(struct settings *s, const char *v)
 {
 	return parse_bool(v, &s->tls.enabled);
@@ -547,6 +562,8 @@ const struct setting_desc setting_table[] = {
 	  "a path of at most 1023 bytes" },
 	{ "auth_file", 'Y', "auth-file", NULL, set_auth_file,
 	  "the path of a file of user:password lines" },
+	{ "protocol", 'B', "protocol", NULL, set_protocol,
+	  "auto, ascii or binary" },
 	{ "snapshot_file", 'e', "memory-file", NULL, set_snapshot_file,
 	  "a path of at most 1023 bytes" },
 	{ "snapshot_on_exit", OPT_SNAPSHOT_ON_EXIT, "snapshot-on-exit", NULL,
@@ -726,6 +743,18 @@ int settings_finish(struct settings *s, char *err, size_t errlen)
 			 "-o ssl_chain_cert=FILE (and ssl_key=FILE when the "
 			 "key is not in it)");
 		return -EINVAL;
+	}
+	/* as memcached: ascii authentication (-Y) is for ascii only */
+	if (s->auth_file[0]) {
+		if (s->binding_set && s->proto.binding != PROTO_BIND_ASCII) {
+			snprintf(err, errlen, "the binary protocol (-B %s) "
+				 "cannot be allowed with ascii authentication "
+				 "(-Y): use -B ascii",
+				 s->proto.binding == PROTO_BIND_AUTO ? "auto" :
+				 "binary");
+			return -EINVAL;
+		}
+		s->proto.binding = PROTO_BIND_ASCII;
 	}
 	if (s->port == 0 && !s->unixsocket[0]) {
 		snprintf(err, errlen, "nothing to listen on: port (-p) is 0 "

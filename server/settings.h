@@ -101,6 +101,7 @@ struct settings {
 
 	/* security */
 	char auth_file[SETTINGS_PATH_MAX];	/* -Y; "": no authentication */
+	bool binding_set;			/* -B given (proto.binding) */
 	struct tls_settings tls;		/* -Z, -o ssl_*=... */
 };
 

@@ -392,7 +392,11 @@ static void stats_settings(struct server *srv, struct reply *out)
 	stat_u64(out, "reqs_per_event", s->reqs_per_event);
 	stat_str(out, "cas_enabled", yes_no(s->proto.cas_enabled));
 	stat_u64(out, "tcp_backlog", s->backlog);
-	stat_str(out, "binding_protocol", "ascii");
+	/* memcached's prot_text() */
+	stat_str(out, "binding_protocol",
+		 s->proto.binding == PROTO_BIND_ASCII ? "ascii" :
+		 s->proto.binding == PROTO_BIND_BINARY ? "binary" :
+		 "auto-negotiate");
 	stat_str(out, "auth_enabled_sasl", "no");
 	/* as memcached: the file's name, or "no" */
 	stat_str(out, "auth_enabled_ascii",

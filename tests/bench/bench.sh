@@ -290,7 +290,7 @@ if [ -n "$BASELINE" ]; then
 	done
 	SERVERS=${with# }
 fi
-WORKLOADS=${BENCH_WORKLOADS:-"p1 p16 int16 set16 big4 multiget"}
+WORKLOADS=${BENCH_WORKLOADS:-"p1 p16 int16 set16 big4 multiget bp1 bp16"}
 
 # memtier_args WORKLOAD PROTO: prints the workload's options, or nothing
 # if the generator cannot run it for that protocol
@@ -306,10 +306,25 @@ memtier_args() {
 		# memtier has no multi-key get for the redis protocol
 		[ "$2" = resp ] || echo "--ratio=0:16 -d 32 --multi-key-get=16"
 		;;
+	# p1 and p16 in memcached's binary protocol (not Redis's business)
+	bp1)	[ "$2" = resp ] || echo "$base --pipeline=1" ;;
+	bp16)	[ "$2" = resp ] || echo "$base --pipeline=16" ;;
 	# new string keys only: each of the 50 connections sets its own
 	# slice of INS_KEYS keys once, into an empty server
 	ins16)	echo "--ratio=1:0 -d 32 --pipeline=16 --key-pattern=P:P" ;;
 	esac
+}
+
+# memtier_proto WORKLOAD PROTO: memtier's -P for it
+memtier_proto() {
+	if [ "$2" = resp ]; then
+		echo redis
+	else
+		case $1 in
+		bp*)	echo memcache_binary ;;
+		*)	echo memcache_text ;;
+		esac
+	fi
 }
 
 # memcaslap_args WORKLOAD: memcaslap has no pipelining: the closest is as
@@ -355,7 +370,7 @@ run_workload() {
 		t0=$(cpu_ticks "$pid")
 		# shellcheck disable=SC2086
 		{ time memtier_benchmark -s 127.0.0.1 -p "$port" \
-			-P "$( [ "$proto" = resp ] && echo redis || echo memcache_text)" \
+			-P "$(memtier_proto "$w" "$proto")" \
 			-t 1 -c 50 $span \
 			--hide-histogram --json-out-file="$f" $args \
 			>"$TMP/gen.out" 2>&1; } 2>"$TMP/gen.time" ||
@@ -363,7 +378,8 @@ run_workload() {
 		t1=$(cpu_ticks "$pid")
 		s1=$(served "$name")
 	else
-		if [ "$proto" = resp ] || [ "$w" = int16 ] || [ "$w" = ins16 ]; then
+		if [ "$proto" = resp ] || [ "$w" = int16 ] || [ "$w" = ins16 ] ||
+		   [ "${w#bp}" != "$w" ]; then
 			printf '%s\t%s\t%s\t%s\tn/a\n' "$ROWKIND" "$round" "$w" "$name" >>"$RAW"
 			return
 		fi

@@ -34,7 +34,8 @@ SERVER_NAMES = {
     "redis": "redis-server",
     "akt1": "anchorkv -t 1, TLS", "mct1": "memcached -t 1, TLS",
 }
-WORKLOADS = ["p1", "p16", "int16", "set16", "big4", "multiget", "ins16"]
+WORKLOADS = ["p1", "p16", "int16", "set16", "big4", "multiget", "bp1",
+             "bp16", "ins16"]
 WORKLOAD_TEXT = {
     "p1": "1:10 set:get, 32 B values, no pipelining",
     "p16": "1:10 set:get, 32 B values, pipeline 16",
@@ -42,6 +43,8 @@ WORKLOAD_TEXT = {
     "set16": "sets only, 32 B values, pipeline 16",
     "big4": "1:10 set:get, 4096 B values, pipeline 4",
     "multiget": "gets of 16 keys per request, 32 B values (an op is a request)",
+    "bp1": "p1 in memcached's binary protocol",
+    "bp16": "p16 in memcached's binary protocol",
     "ins16": "new string keys only: 50 connections set each its own slice "
              "of BENCH_INSERT_KEYS keys once (--key-pattern=P:P), pipeline 16, "
              "32 B values, into a fresh server",
@@ -262,6 +265,20 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                           100 * (ratios[0] - 1), 100 * (ratios[-1] - 1),
                           fmt(ma[4], 3), fmt(mb[4], 3), fmt(ma[1]),
                           fmt(mb[1])))
+        bin_rows = [(t, b) for t, b in (("p1", "bp1"), ("p16", "bp16"))
+                    if (b, "ak1") in medians]
+        if bin_rows:
+            w("\n### The binary protocol (targets of issue 30)\n")
+            w("| workload | CPU/op binary ÷ text, anchorkv -t 1 (target "
+              "<= 1) | CPU/op anchorkv ÷ memcached, binary, -t 1 (target "
+              "<= 0.5 at bp16) |")
+            w("| --- | ---: | ---: |")
+            for t, b in bin_rows:
+                ab, at, mb = (medians.get(k) for k in
+                              ((b, "ak1"), (t, "ak1"), (b, "mc1")))
+                w("| %s | %s | %s |" % (
+                    b, "%.2fx" % (ab[4] / at[4]) if at else "n/a",
+                    "%.2fx" % (ab[4] / mb[4]) if mb else "n/a"))
         if ("p1", "ak1") in medians and ("p1", "ak2") in medians:
             a1, a2 = medians[("p1", "ak1")], medians[("p1", "ak2")]
             w("\n-t 2 scaling on p1: anchorkv %.2fx, memcached %s; the "

@@ -54,6 +54,7 @@
 
 #include "alloc.h"
 #include "fuzz.h"
+#include "fuzz_conn.h"
 #include "../unit/growbuf.h"
 #include "hash.h"
 #include "item.h"
@@ -127,6 +128,7 @@ static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 	if (!h->store)
 		FUZZ_FAIL("store_create failed");
 	store_set_time(h->store, FUZZ_T0);
+	h->set.binding = PROTO_BIND_ASCII;	/* fuzz_bin.c has the other */
 	h->set.item_size_max = FUZZ_ITEM_MAX;
 	h->set.range_max = 1000;
 	h->set.cas_enabled = !(opts & 1);
@@ -143,39 +145,14 @@ static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 
 static void h_fini(struct harness *h)
 {
-	char why[256];
-
-	proto_conn_release(&h->pc);
-	reply_pool_drain(&h->ctx.pool);
-	if (store_check_invariants(h->store, why, sizeof(why)))
-		FUZZ_FAIL("store invariants: %s", why);
-	store_destroy(h->store);
+	fuzz_conn_end(&h->pc, &h->ctx, h->store);
 	free(h->in.p);
 	free(h->out.p);
 }
 
-/* Writes every queued reply byte to h->out, as a socket would take it. */
 static bool h_drain(struct harness *h)
 {
-	struct iovec iov[64];
-	bool any = false;
-	int n, i;
-
-	while (reply_pending(&h->pc.out)) {
-		size_t total = 0;
-
-		n = reply_iov(&h->pc.out, iov, 64);
-		FUZZ_CHECK(n > 0, "bytes pending but no iovec");
-		for (i = 0; i < n; i++) {
-			growbuf_add(&h->out, iov[i].iov_base, iov[i].iov_len);
-			total += iov[i].iov_len;
-		}
-		FUZZ_CHECK(total <= reply_pending(&h->pc.out),
-			   "iovecs hold more than is pending");
-		reply_consume(&h->pc.out, total);
-		any = true;
-	}
-	return any;
+	return fuzz_write_out(&h->pc, &h->out);
 }
 
 /* Runs the engine over what is buffered until it stops making progress. */

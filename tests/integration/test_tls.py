@@ -195,6 +195,26 @@ def test_session_same_bytes_as_memcached(pair, certs):
     assert b"v" * 70000 in got[ours]
 
 
+def test_binary_protocol_over_tls_same_bytes_as_memcached(pair, certs):
+    """A TLS connection whose first byte is 0x80 speaks the binary
+    protocol, as memcached -Z does."""
+    from binary import no_cas, req, store
+    ours, ref = pair
+    data = (store("set", b"tb", b"over tls", flags=2) + req("getk", b"tb") +
+            req("getq", b"none") + req("delete", b"tb") +
+            req("version") + req("noop"))
+    got = {}
+    for srv in (ours, ref):
+        with TlsConn(srv.tls_port, client_ctx(certs)) as c:
+            c.send(data)
+            buf = b""
+            while not buf.endswith(b"\x81\x0a" + b"\0" * 22):
+                buf += c.sock.recv(65536)
+            got[srv] = no_cas(buf)
+    assert got[ours] == got[ref]
+    assert b"over tls" in got[ours] and b"1.6.18" in got[ours]
+
+
 def test_large_set_pipelined_with_more_requests(pair, certs):
     """anchorkv_only: memcached 1.6.18 leaves the requests that follow a
     large value in one burst unread in OpenSSL's buffer and stalls (no

@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proto_bin.c - memcached's binary protocol, which memcached 1.6 still
+ * serves (frozen, not removed): a 24-byte header, then extras, key and
+ * value, every number big-endian. A connection speaks it when its first
+ * byte is the request magic 0x80 (-B auto), or always (-B binary). It
+ * shares the store, the cas values, the limits and the counters with the
+ * text protocol; PROTOCOL.md, "Binary protocol", says what it answers.
+ *
+ * What memcached 1.6.18 answers, opcode by opcode (its proto_bin.c is the
+ * reference; tests/integration/test_binary.py replays exchanges recorded
+ * from it): a quiet opcode (GetQ, SetQ, ...) answers nothing on success,
+ * and a quiet get nothing on a miss, but every error is answered; the
+ * response carries the request's opcode and opaque.
+ */
+#include "proto_cmd.h"
+
+#include <errno.h>
+
+#include "meta.h"
+
+#define BIN_HEADER	24u
+#define BIN_REQ_MAGIC	0x80
+#define BIN_RES_MAGIC	0x81
+
+enum bin_opcode {
+	BIN_GET = 0x00, BIN_SET = 0x01, BIN_ADD = 0x02, BIN_REPLACE = 0x03,
+	BIN_DELETE = 0x04, BIN_INCR = 0x05, BIN_DECR = 0x06, BIN_QUIT = 0x07,
+	BIN_FLUSH = 0x08, BIN_GETQ = 0x09, BIN_NOOP = 0x0a,
+	BIN_VERSION = 0x0b, BIN_GETK = 0x0c, BIN_GETKQ = 0x0d,
+	BIN_APPEND = 0x0e, BIN_PREPEND = 0x0f, BIN_STAT = 0x10,
+	BIN_SETQ = 0x11, BIN_ADDQ = 0x12, BIN_REPLACEQ = 0x13,
+	BIN_DELETEQ = 0x14, BIN_INCRQ = 0x15, BIN_DECRQ = 0x16,
+	BIN_QUITQ = 0x17, BIN_FLUSHQ = 0x18, BIN_APPENDQ = 0x19,
+	BIN_PREPENDQ = 0x1a, BIN_TOUCH = 0x1c, BIN_GAT = 0x1d,
+	BIN_GATQ = 0x1e, BIN_SASL_LIST = 0x20, BIN_SASL_AUTH = 0x21,
+	BIN_SASL_STEP = 0x22, BIN_GATK = 0x23, BIN_GATKQ = 0x24,
+};
+
+enum bin_status {
+	BIN_OK = 0x00,
+	BIN_ENOENT = 0x01,
+	BIN_EEXISTS = 0x02,
+	BIN_E2BIG = 0x03,
+	BIN_EINVAL = 0x04,
+	BIN_NOT_STORED = 0x05,
+	BIN_DELTA_BADVAL = 0x06,
+	BIN_AUTH_ERROR = 0x20,
+	BIN_UNKNOWN = 0x81,
+	BIN_ENOMEM = 0x82,
+};
+
+static inline uint16_t get_be16(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+
+	return (uint16_t)(u[0] << 8 | u[1]);
+}
+
+static inline uint32_t get_be32(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+
+	return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 |
+	       (uint32_t)u[2] << 8 | u[3];
+}
+
+static inline uint64_t get_be64(const char *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+}
+
+static inline char *put_be16(char *p, uint16_t v)
+{
+	p[0] = (char)(v >> 8);
+	p[1] = (char)v;
+	return p + 2;
+}
+
+static inline char *put_be32(char *p, uint32_t v)
+{
+	p[0] = (char)(v >> 24);
+	p[1] = (char)(v >> 16);
+	p[2] = (char)(v >> 8);
+	p[3] = (char)v;
+	return p + 4;
+}
+
+static inline char *put_be64(char *p, uint64_t v)
+{
+	return put_be32(put_be32(p, (uint32_t)(v >> 32)), (uint32_t)v);
+}
+
+/* The opcode a quiet opcode is the quiet form of; @op itself otherwise. */
+static uint8_t bin_loud(uint8_t op, bool *quiet)
+{
+	static const uint8_t loud[][2] = {
+		{ BIN_GETQ, BIN_GET }, { BIN_GETKQ, BIN_GETK },
+		{ BIN_SETQ, BIN_SET }, { BIN_ADDQ, BIN_ADD },
+		{ BIN_REPLACEQ, BIN_REPLACE }, { BIN_DELETEQ, BIN_DELETE },
+		{ BIN_INCRQ, BIN_INCR }, { BIN_DECRQ, BIN_DECR },
+		{ BIN_QUITQ, BIN_QUIT }, { BIN_FLUSHQ, BIN_FLUSH },
+		{ BIN_APPENDQ, BIN_APPEND }, { BIN_PREPENDQ, BIN_PREPEND },
+		{ BIN_GATQ, BIN_GAT }, { BIN_GATKQ, BIN_GATK },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(loud) / sizeof(loud[0]); i++) {
+		if (loud[i][0] == op) {
+			*quiet = true;
+			return loud[i][1];
+		}
+	}
+	*quiet = false;
+	return op;
+}
+
+/* The response header for the request in pc->bin, at @p. */
+static char *bin_put_header(const struct proto_conn *pc, char *p,
+			    uint16_t status, uint8_t extlen, uint16_t keylen,
+			    uint32_t bodylen, uint64_t cas)
+{
+	p[0] = (char)BIN_RES_MAGIC;
+	p[1] = (char)pc->bin.opcode;
+	put_be16(p + 2, keylen);
+	p[4] = (char)extlen;
+	p[5] = 0;			/* raw bytes */
+	put_be16(p + 6, status);
+	put_be32(p + 8, bodylen);
+	memcpy(p + 12, pc->bin.opaque, 4);	/* as sent */
+	put_be64(p + 16, cas);
+	return p + BIN_HEADER;
+}
+
+/*
+ * Queues a response: the header, then @ext, @key and @body copied (each
+ * may be empty). Every response but a value goes this way.
+ */
+static void bin_respond(struct proto_conn *pc, uint16_t status,
+			const char *ext, uint8_t extlen, const char *key,
+			uint16_t keylen, const char *body, uint32_t blen,
+			uint64_t cas)
+{
+	size_t head = BIN_HEADER + extlen + keylen;
+	char *p;
+
+	if (unlikely(pc->state == PROTO_CLOSED))
+		return;
+	p = reply_reserve(&pc->out, head);
+	if (unlikely(!p)) {
+		proto_fail(pc);
+		return;
+	}
+	p = bin_put_header(pc, p, status, extlen, keylen,
+			   (uint32_t)(extlen + keylen) + blen, cas);
+	if (extlen)
+		memcpy(p, ext, extlen);
+	if (keylen)
+		memcpy(p + extlen, key, keylen);
+	reply_commit(&pc->out, head);
+	if (blen && unlikely(reply_add_copy(&pc->out, body, blen) < 0))
+		proto_fail(pc);
+}
+
+/* A success with no body (a store, a delete, a noop), unless quiet. */
+static void bin_done(struct proto_conn *pc, bool quiet, uint64_t cas)
+{
+	if (!quiet)
+		bin_respond(pc, BIN_OK, NULL, 0, NULL, 0, NULL, 0, cas);
+}
+
+/* An error, with memcached's text for it unless @text is given. */
+static void bin_error(struct proto_conn *pc, uint16_t status,
+		      const char *text)
+{
+	if (!text) {
+		switch (status) {
+		case BIN_ENOENT:	text = "Not found"; break;
+		case BIN_EEXISTS:	text = "Data exists for key."; break;
+		case BIN_E2BIG:		text = "Too large."; break;
+		case BIN_EINVAL:	text = "Invalid arguments"; break;
+		case BIN_NOT_STORED:	text = "Not stored."; break;
+		case BIN_DELTA_BADVAL:
+			text = "Non-numeric server-side value for incr or decr";
+			break;
+		case BIN_AUTH_ERROR:	text = "Auth failure."; break;
+		case BIN_UNKNOWN:	text = "Unknown command"; break;
+		default:		text = "Out of memory"; break;
+		}
+	}
+	bin_respond(pc, status, NULL, 0, NULL, 0, text,
+		    (uint32_t)strlen(text), 0);
+}
+
+/* A request memcached calls a protocol error: Invalid arguments, and the
+ * connection closes once that is written. */
+static void bin_protocol_error(struct proto_conn *pc)
+{
+	bin_error(pc, BIN_EINVAL, NULL);
+	pc->state = PROTO_CLOSED;
+}
+
+/*
+ * The rest of a request's body that the command does not read (a refused
+ * value, an unknown command's body): dropped as it arrives, as memcached
+ * does, up to twice the largest item; past that the client is not one
+ * that means well and the connection closes without reading it.
+ */
+static void bin_skip(struct proto_conn *pc, size_t n)
+{
+	if (!n)
+		return;
+	if (n > 2 * pc->ctx->settings->item_size_max) {
+		pc->state = PROTO_CLOSED;
+		return;
+	}
+	proto_swallow_begin(pc, n);
+}
+
+/* ---- get, getk, touch, gat, gatk and their quiet forms ---- */
+
+static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
+		    const char *ext, const char *key, uint16_t nkey)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	bool touch = op == BIN_TOUCH || op == BIN_GAT || op == BIN_GATK;
+	bool with_key = op == BIN_GETK || op == BIN_GATK;
+	struct store_req req = { .key = key, .nkey = nkey };
+	struct store_res res;
+	struct item *it;
+	size_t head;
+	char *p;
+
+	if (touch) {
+		req.flags |= STORE_REQ_TOUCH;
+		req.exptime = store_exptime(ctx->store,
+					    (int64_t)get_be32(ext));
+	}
+	if (op == BIN_TOUCH)
+		req.flags |= STORE_REQ_PEEK;
+	if (unlikely(prefix_stats_on(ctx->settings->prefixes)))
+		prefix_stats_count(ctx->settings->prefixes, key, nkey,
+				   PREFIX_GET);
+	it = store_lookup(ctx->store, &req, &res);
+	if (touch)
+		ctx->stats.cmd_touch++;
+	else
+		ctx->stats.cmd_get++;
+	if (res.why != STORE_HIT) {
+		if (touch)
+			ctx->stats.touch_misses++;
+		else
+			ctx->stats.get_misses++;
+		if (res.why == STORE_MISS_EXPIRED)
+			ctx->stats.get_expired++;
+		else if (res.why == STORE_MISS_FLUSHED)
+			ctx->stats.get_flushed++;
+		if (quiet)
+			return;
+		if (with_key)	/* the key as body, no text */
+			bin_respond(pc, BIN_ENOENT, NULL, 0, key, nkey, NULL, 0,
+				    0);
+		else
+			bin_error(pc, BIN_ENOENT, NULL);
+		return;
+	}
+	if (touch)
+		ctx->stats.touch_hits++;
+	else
+		ctx->stats.get_hits++;
+	if (unlikely(pc->state == PROTO_CLOSED)) {
+		if (it)
+			item_put(it);
+		return;
+	}
+	/* extras: the client flags; then the key (getk, gatk); the value */
+	head = BIN_HEADER + 4 + (with_key ? nkey : 0);
+	p = reply_reserve(&pc->out, head);
+	if (unlikely(!p)) {
+		if (it)
+			item_put(it);
+		proto_fail(pc);
+		return;
+	}
+	p = bin_put_header(pc, p, BIN_OK, 4, with_key ? nkey : 0,
+			   4u + (with_key ? nkey : 0u) +
+			   (op == BIN_TOUCH ? 0u : res.nbytes),
+			   ctx->settings->cas_enabled ? res.cas : 0);
+	p = put_be32(p, res.flags);
+	if (with_key)
+		memcpy(p, key, nkey);
+	reply_commit(&pc->out, head);
+	if (!it)
+		return;
+	if (!res.nbytes) {
+		item_put(it);
+		return;
+	}
+	if (unlikely(reply_add_ref(&pc->out, it, item_value(it),
+				   res.nbytes) < 0))
+		proto_fail(pc);
+}
+
+/* ---- set, add, replace, append, prepend ---- */
+
+/* The value of a storage request is in: store it and answer. */
+static void bin_update_done(struct proto_conn *pc, struct item *it)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	uint8_t op = pc->bin.loud;
+	struct store_set o = { .op = (enum store_op)pc->pending_op,
+			       .cas = pc->pending_cas };
+	enum store_result res;
+
+	memcpy(item_value(it) + it->nbytes, "\r\n", 2);
+	ctx->stats.cmd_set++;
+	if (o.op == STORE_OP_APPEND || o.op == STORE_OP_PREPEND)
+		o.has_cas = o.cas != 0;
+	res = store_item_store_opts(ctx->store, it, &o);
+	if (o.op == STORE_OP_CAS)
+		proto_count_cas(&ctx->stats, res);
+	switch (res) {
+	case STORE_STORED:
+		bin_done(pc, pc->bin.quiet,
+			 ctx->settings->cas_enabled ? o.cas_out : 0);
+		return;
+	case STORE_EXISTS:
+		bin_error(pc, BIN_EEXISTS, NULL);
+		return;
+	case STORE_NOT_FOUND:
+		bin_error(pc, BIN_ENOENT, NULL);
+		return;
+	case STORE_TOO_LARGE:
+		ctx->stats.store_too_large++;
+		break;
+	case STORE_NO_MEMORY:
+		ctx->stats.store_no_memory++;
+		break;
+	default:
+		break;
+	}
+	/* not stored: memcached answers by the command */
+	if (op == BIN_ADD)
+		bin_error(pc, BIN_EEXISTS, NULL);
+	else if (op == BIN_REPLACE)
+		bin_error(pc, BIN_ENOENT, NULL);
+	else
+		bin_error(pc, BIN_NOT_STORED, NULL);
+}
+
+/*
+ * A storage request whose header, extras and key are in: the item is
+ * allocated now and its value read as it arrives (PROTO_DATA), or the
+ * request is refused and its value dropped.
+ */
+static void bin_update(struct proto_conn *pc, uint8_t op, const char *ext,
+		       const char *key, uint16_t nkey, uint32_t vlen)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	bool append = op == BIN_APPEND || op == BIN_PREPEND;
+	uint32_t flags = append ? 0 : get_be32(ext);
+	rel_time_t exptime = append ? 0 :
+		store_exptime(ctx->store, (int64_t)get_be32(ext + 4));
+	struct item *it;
+	int ret;
+
+	if (unlikely(prefix_stats_on(ctx->settings->prefixes)))
+		prefix_stats_count(ctx->settings->prefixes, key, nkey,
+				   PREFIX_SET);
+	ret = store_item_alloc(ctx->store, key, nkey, flags, exptime, vlen,
+			       &it);
+	if (ret) {
+		if (ret == -E2BIG) {
+			ctx->stats.store_too_large++;
+			bin_error(pc, BIN_E2BIG, NULL);
+		} else {
+			ctx->stats.store_no_memory++;
+			bin_error(pc, BIN_ENOMEM,
+				  "Out of memory allocating item");
+		}
+		/* as memcached: a failed set leaves no old value */
+		if (op == BIN_SET)
+			store_delete(ctx->store, key, nkey);
+		bin_skip(pc, vlen);
+		return;
+	}
+	/* a key no reply line could carry as it is is listed in base64 */
+	if (!meta_key_plain(key, nkey))
+		it->iflags |= ITEM_KEY_BINARY;	/* not linked yet */
+	switch (op) {
+	case BIN_ADD:
+		pc->pending_op = STORE_OP_ADD;
+		break;
+	case BIN_REPLACE:
+		pc->pending_op = STORE_OP_REPLACE;
+		break;
+	case BIN_APPEND:
+		pc->pending_op = STORE_OP_APPEND;
+		break;
+	case BIN_PREPEND:
+		pc->pending_op = STORE_OP_PREPEND;
+		break;
+	default:
+		pc->pending_op = STORE_OP_SET;
+		break;
+	}
+	pc->pending_cas = pc->bin.cas;
+	/* a cas makes set, add and replace a cas (memcached's NREAD_CAS) */
+	if (pc->bin.cas && !append)
+		pc->pending_op = STORE_OP_CAS;
+	proto_data_begin(pc, it, vlen, bin_update_done);
+}
+
+/* ---- delete, increment, decrement ---- */
+
+static void bin_delete(struct proto_conn *pc, bool quiet, const char *key,
+		       uint16_t nkey)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	struct store_del d = { .key = key, .nkey = nkey,
+			       .has_cas = pc->bin.cas != 0,
+			       .cas = pc->bin.cas };
+	enum store_result res;
+
+	if (unlikely(prefix_stats_on(ctx->settings->prefixes)))
+		prefix_stats_count(ctx->settings->prefixes, key, nkey,
+				   PREFIX_DELETE);
+	res = store_meta_delete(ctx->store, &d);
+	if (res == STORE_STORED) {
+		ctx->stats.delete_hits++;
+		bin_done(pc, quiet, 0);
+	} else if (res == STORE_EXISTS) {
+		bin_error(pc, BIN_EEXISTS, NULL);
+	} else if (res == STORE_NOT_FOUND) {
+		ctx->stats.delete_misses++;
+		bin_error(pc, BIN_ENOENT, NULL);
+	} else {
+		bin_error(pc, BIN_ENOMEM, NULL);
+	}
+}
+
+/* The 8-byte value of a successful increment or decrement. */
+static void bin_arith_value(struct proto_conn *pc, bool quiet, uint64_t v,
+			    uint64_t cas)
+{
+	char body[8];
+
+	if (quiet)
+		return;
+	put_be64(body, v);
+	bin_respond(pc, BIN_OK, NULL, 0, NULL, 0, body, 8,
+		    pc->ctx->settings->cas_enabled ? cas : 0);
+}
+
+/* A miss of an increment or decrement that creates the key with the
+ * request's initial value and expiration (unless that is 0xffffffff). */
+static void bin_arith_create(struct proto_conn *pc, bool quiet,
+			     const char *key, uint16_t nkey, uint64_t initial,
+			     uint32_t expiration)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	char num[24];
+	uint64_t cas = 0;
+	struct item *it;
+	size_t n;
+
+	n = (size_t)(fmt_u64(num, initial) - num);
+	if (store_item_alloc(ctx->store, key, nkey, 0,
+			     store_exptime(ctx->store, (int64_t)expiration),
+			     (uint32_t)n, &it)) {
+		bin_error(pc, BIN_ENOMEM, "Out of memory allocating new item");
+		return;
+	}
+	if (!meta_key_plain(key, nkey))
+		it->iflags |= ITEM_KEY_BINARY;
+	memcpy(item_value(it), num, n);
+	memcpy(item_value(it) + n, "\r\n", 2);
+	if (store_item_store(ctx->store, it, STORE_OP_ADD, 0, &cas) ==
+	    STORE_STORED)
+		bin_arith_value(pc, quiet, initial, cas);
+	else
+		bin_error(pc, BIN_NOT_STORED, NULL);
+}
+
+static void bin_arith(struct proto_conn *pc, uint8_t op, bool quiet,
+		      const char *ext, const char *key, uint16_t nkey)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	bool incr = op == BIN_INCR;
+	struct store_arith a = { .key = key, .nkey = nkey, .incr = incr,
+				 .delta = get_be64(ext),
+				 .has_cas = pc->bin.cas != 0,
+				 .cmp_cas = pc->bin.cas };
+	uint32_t expiration = get_be32(ext + 16);
+
+	switch (store_incr_decr(ctx->store, &a)) {
+	case 0:
+		if (incr)
+			ctx->stats.incr_hits++;
+		else
+			ctx->stats.decr_hits++;
+		bin_arith_value(pc, quiet, a.value, a.cas);
+		return;
+	case -EINVAL:
+		bin_error(pc, BIN_DELTA_BADVAL, NULL);
+		return;
+	case -EEXIST:
+		bin_error(pc, BIN_EEXISTS, NULL);
+		return;
+	case -ENOENT:
+		break;
+	default:
+		bin_error(pc, BIN_ENOMEM, "Out of memory incrementing value");
+		return;
+	}
+	if (expiration != 0xffffffffu) {
+		bin_arith_create(pc, quiet, key, nkey, get_be64(ext + 8),
+				 expiration);
+		return;
+	}
+	if (incr)
+		ctx->stats.incr_misses++;
+	else
+		ctx->stats.decr_misses++;
+	bin_error(pc, BIN_ENOENT, NULL);
+}
+
+/* ---- flush, stat ---- */
+
+static void bin_flush(struct proto_conn *pc, bool quiet, const char *ext,
+		      uint8_t extlen)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	uint32_t delay = extlen == 4 ? get_be32(ext) : 0;
+
+	if (!ctx->settings->flush_enabled) {
+		bin_error(pc, BIN_AUTH_ERROR, NULL);
+		return;
+	}
+	store_flush_all(ctx->store, delay > 0 ?
+			store_exptime(ctx->store, (int64_t)delay) : 0);
+	ctx->stats.cmd_flush++;
+	bin_done(pc, quiet, 0);
+}
+
+/* One statistic as a response: its name as key, its value as body. */
+static void bin_stat(struct proto_conn *pc, const char *name, size_t nlen,
+		     const char *val, size_t vlen)
+{
+	bin_respond(pc, BIN_OK, NULL, 0, name, (uint16_t)nlen, val,
+		    (uint32_t)vlen, 0);
+}
+
+/*
+ * Stat: the text protocol's "stats <key>" (the server's hook), each STAT
+ * line a response of its own, then an empty one; "detail dump" is one
+ * response named "detailed" holding the dump's lines; a key that names
+ * no section: Not found.
+ */
+static void bin_stats(struct proto_conn *pc, const char *key, uint16_t nkey)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	struct reply tmp;
+	struct iovec iov[64];
+	bool detail = nkey >= 11 && !memcmp(key, "detail dump", 11);
+	char *text = NULL;
+	size_t len = 0, off = 0;
+	int n, i;
+
+	reply_init(&tmp);
+	if (nkey >= 6 && !memcmp(key, "detail", 6)) {
+		if (!ctx->settings->prefixes) {
+			bin_error(pc, BIN_ENOENT, NULL);
+			goto out;
+		}
+		if (detail) {
+			prefix_stats_dump(ctx->settings->prefixes, &tmp);
+		} else if (nkey == 9 && !memcmp(key + 6, " on", 3)) {
+			prefix_stats_enable(ctx->settings->prefixes, true);
+		} else if (nkey == 10 && !memcmp(key + 6, " off", 4)) {
+			prefix_stats_enable(ctx->settings->prefixes, false);
+		} else {
+			bin_error(pc, BIN_ENOENT, NULL);
+			goto out;
+		}
+	} else if (!ctx->hooks || !ctx->hooks->stats ||
+		   !ctx->hooks->stats(ctx->hook_arg, key, nkey, &tmp)) {
+		bin_error(pc, BIN_ENOENT, NULL);
+		goto out;
+	}
+	/* the text reply, flat */
+	len = reply_pending(&tmp);
+	text = ak_malloc(len ? len : 1);
+	if (!text || tmp.failed) {
+		bin_error(pc, BIN_ENOMEM, "Out of memory generating stats");
+		goto out;
+	}
+	while ((n = reply_iov(&tmp, iov, 64)) > 0) {
+		size_t got = 0;
+
+		for (i = 0; i < n; i++) {
+			memcpy(text + off, iov[i].iov_base, iov[i].iov_len);
+			off += iov[i].iov_len;
+			got += iov[i].iov_len;
+		}
+		reply_consume(&tmp, got);
+	}
+	if (detail) {
+		bin_stat(pc, STR_AND_LEN("detailed"), text, len);
+	} else {
+		const char *p = text, *end = text + len;
+
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			const char *eol = nl ? nl : end, *name, *sp;
+
+			if (eol > p && eol[-1] == '\r')
+				eol--;
+			if (eol - p > 5 && !memcmp(p, "STAT ", 5)) {
+				name = p + 5;
+				sp = memchr(name, ' ', (size_t)(eol - name));
+				if (!sp)
+					sp = eol;
+				bin_stat(pc, name, (size_t)(sp - name),
+					 sp < eol ? sp + 1 : sp,
+					 sp < eol ? (size_t)(eol - sp - 1) : 0);
+			}
+			p = nl ? nl + 1 : end;
+		}
+	}
+	bin_stat(pc, NULL, 0, NULL, 0);		/* the end */
+out:
+	ak_free(text);
+	reply_free(&tmp);
+}
+
+/* ---- one request ---- */
+
+/*
+ * The request whose header, extras and key are at @buf: checked as
+ * memcached checks it, then run.
+ */
+static void bin_dispatch(struct proto_conn *pc, const char *buf)
+{
+	struct proto_bin_req *rq = &pc->bin;
+	const char *ext = buf + BIN_HEADER, *key = ext + rq->extlen;
+	uint16_t nkey = rq->keylen;
+	uint8_t extlen = rq->extlen;
+	uint32_t body = rq->bodylen;
+	uint32_t rest = body - extlen - nkey;	/* the value, if any */
+	uint8_t op = rq->loud;
+	bool quiet = rq->quiet;
+
+	switch (op) {
+	case BIN_VERSION:
+		if (extlen || nkey || body)
+			break;
+		bin_respond(pc, BIN_OK, NULL, 0, NULL, 0,
+			    STR_AND_LEN(PROTO_VERSION), 0);
+		return;
+	case BIN_FLUSH:
+		if (nkey || body != extlen || (extlen != 0 && extlen != 4))
+			break;
+		bin_flush(pc, quiet, ext, extlen);
+		return;
+	case BIN_NOOP:
+		if (extlen || nkey || body)
+			break;
+		bin_done(pc, false, 0);
+		return;
+	case BIN_SET:
+	case BIN_ADD:
+	case BIN_REPLACE:
+		if (extlen != 8 || !nkey)
+			break;
+		bin_update(pc, op, ext, key, nkey, rest);
+		return;
+	case BIN_APPEND:
+	case BIN_PREPEND:
+		if (extlen || !nkey)
+			break;
+		bin_update(pc, op, ext, key, nkey, rest);
+		return;
+	case BIN_GET:
+	case BIN_GETK:
+		if (extlen || !nkey || body != nkey)
+			break;
+		bin_get(pc, op, quiet, ext, key, nkey);
+		return;
+	case BIN_TOUCH:
+	case BIN_GAT:
+	case BIN_GATK:
+		/* memcached does not check the body here: what follows the
+		 * key is read as the next request */
+		if (extlen != 4 || !nkey)
+			break;
+		bin_get(pc, op, quiet, ext, key, nkey);
+		return;
+	case BIN_DELETE:
+		if (extlen || !nkey || body != nkey)
+			break;
+		bin_delete(pc, quiet, key, nkey);
+		return;
+	case BIN_INCR:
+	case BIN_DECR:
+		if (extlen != 20 || !nkey || body != nkey + 20u)
+			break;
+		bin_arith(pc, op, quiet, ext, key, nkey);
+		return;
+	case BIN_STAT:
+		/* as memcached, a body past the key is read as the next
+		 * request */
+		if (extlen)
+			break;
+		bin_stats(pc, key, nkey);
+		return;
+	case BIN_QUIT:
+		if (extlen || nkey || body)
+			break;
+		bin_done(pc, quiet, 0);
+		pc->state = PROTO_CLOSED;
+		return;
+	case BIN_SASL_LIST:
+		if (extlen || nkey || body)
+			break;
+		/* no SASL (-S) here: memcached's answer without it */
+		bin_error(pc, BIN_UNKNOWN, NULL);
+		return;
+	case BIN_SASL_AUTH:
+	case BIN_SASL_STEP:
+		if (extlen || !nkey)
+			break;
+		bin_error(pc, BIN_UNKNOWN, NULL);
+		bin_skip(pc, rest);
+		return;
+	default:
+		/* memcached drops the body after the header, extras and key
+		 * too, and so loses the start of the next request; this
+		 * drops the rest of this one (PROTOCOL.md) */
+		bin_error(pc, BIN_UNKNOWN, NULL);
+		bin_skip(pc, rest);
+		return;
+	}
+	bin_protocol_error(pc);
+}
+
+size_t proto_bin_command(struct proto_conn *pc, const char *buf, size_t len)
+{
+	struct proto_bin_req *rq = &pc->bin;
+	size_t need;
+
+	if (len < BIN_HEADER)
+		return 0;
+	if ((unsigned char)buf[0] != BIN_REQ_MAGIC) {
+		/* memcached closes without a word, once a header has come */
+		pc->state = PROTO_CLOSED;
+		return 0;
+	}
+	rq->opcode = (uint8_t)buf[1];
+	rq->keylen = get_be16(buf + 2);
+	rq->extlen = (uint8_t)buf[4];
+	rq->bodylen = get_be32(buf + 8);
+	memcpy(rq->opaque, buf + 12, 4);
+	rq->cas = get_be64(buf + 16);
+	rq->loud = bin_loud(rq->opcode, &rq->quiet);
+	/*
+	 * Lengths that contradict each other, or a key over 250 bytes: the
+	 * answer memcached gives once the key has come, given at once, and
+	 * the connection closes without reading more.
+	 */
+	if ((uint32_t)rq->keylen + rq->extlen > rq->bodylen) {
+		bin_error(pc, BIN_UNKNOWN, NULL);
+		pc->state = PROTO_CLOSED;
+		return 0;
+	}
+	if (rq->keylen > KEY_MAX_LENGTH) {
+		bin_protocol_error(pc);
+		return 0;
+	}
+	need = BIN_HEADER + rq->extlen + rq->keylen;
+	if (len < need)
+		return 0;
+	bin_dispatch(pc, buf);
+	return need;
+}
