@@ -225,9 +225,13 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 	struct proto_ctx *ctx = pc->ctx;
 	bool touch = op == BIN_TOUCH || op == BIN_GAT || op == BIN_GATK;
 	bool with_key = op == BIN_GETK || op == BIN_GATK;
-	struct store_req req = { .key = key, .nkey = nkey };
+	/* a small value is copied under the shard lock, as get's is */
+	char data[PROTO_COPY_MAX + 2];
+	struct store_req req = { .key = key, .nkey = nkey, .buf = data,
+				 .room = sizeof(data) };
 	struct store_res res;
 	struct item *it;
+	uint32_t vlen;
 	size_t head;
 	char *p;
 
@@ -238,10 +242,11 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 	}
 	if (op == BIN_TOUCH)
 		req.flags |= STORE_REQ_PEEK;
+	it = store_lookup(ctx->store, &req, &res);
 	if (unlikely(prefix_stats_on(ctx->settings->prefixes)))
 		prefix_stats_count(ctx->settings->prefixes, key, nkey,
+				   res.why == STORE_HIT ? PREFIX_HIT :
 				   PREFIX_GET);
-	it = store_lookup(ctx->store, &req, &res);
 	if (touch)
 		ctx->stats.cmd_touch++;
 	else
@@ -273,9 +278,11 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 			item_put(it);
 		return;
 	}
-	/* extras: the client flags; then the key (getk, gatk); the value */
+	/* extras: the client flags; then the key (getk, gatk); the value,
+	 * copied with them when it was copied here */
+	vlen = op == BIN_TOUCH ? 0 : res.nbytes;
 	head = BIN_HEADER + 4 + (with_key ? nkey : 0);
-	p = reply_reserve(&pc->out, head);
+	p = reply_reserve(&pc->out, head + (it ? 0 : vlen));
 	if (unlikely(!p)) {
 		if (it)
 			item_put(it);
@@ -283,21 +290,23 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 		return;
 	}
 	p = bin_put_header(pc, p, BIN_OK, 4, with_key ? nkey : 0,
-			   4u + (with_key ? nkey : 0u) +
-			   (op == BIN_TOUCH ? 0u : res.nbytes),
+			   (uint32_t)(head - BIN_HEADER) + vlen,
 			   ctx->settings->cas_enabled ? res.cas : 0);
 	p = put_be32(p, res.flags);
 	if (with_key)
 		memcpy(p, key, nkey);
-	reply_commit(&pc->out, head);
-	if (!it)
+	if (!it) {
+		if (vlen)
+			memcpy(p + (with_key ? nkey : 0), data, vlen);
+		reply_commit(&pc->out, head + vlen);
 		return;
-	if (!res.nbytes) {
+	}
+	reply_commit(&pc->out, head);
+	if (!vlen) {
 		item_put(it);
 		return;
 	}
-	if (unlikely(reply_add_ref(&pc->out, it, item_value(it),
-				   res.nbytes) < 0))
+	if (unlikely(reply_add_ref(&pc->out, it, item_value(it), vlen) < 0))
 		proto_fail(pc);
 }
 

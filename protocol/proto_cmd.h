@@ -49,6 +49,8 @@ enum get_kind {
 #define CMD_IS(l, lit)	TOKEN_IS(&(l)->tok[0], lit)
 
 #define PROTO_BAD_FORMAT	"CLIENT_ERROR bad command line format\r\n"
+#define PROTO_COPY_MAX	512u	/* values up to this are copied into replies
+				 * (store_req.buf), not referenced */
 
 /*
  * Out of memory for a reply: the connection cannot go on. What was queued

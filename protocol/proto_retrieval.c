@@ -5,7 +5,6 @@
  */
 #include "proto_cmd.h"
 
-#define PROTO_COPY_MAX	512u	/* values up to this are copied into replies */
 
 /* the longest VALUE line: "VALUE " key " " flags " " bytes " " cas " b\r\n"
  * (a listed key may be base64) */
