@@ -50,7 +50,7 @@ ASAN_SRV_OBJS := $(SERVER_SRCS:%.c=build/asan/%.o)
 UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
 BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev libedit-dev libssl-dev libxxhash-dev pkg-config gcc make
-TEST_DEPS  := python3 python3-pytest python3-pymemcache python3-pylibmc php-cli php-memcached libmemcached-tools netcat-openbsd memcached nutcracker logrotate man-db systemd
+TEST_DEPS  := python3 python3-pytest python3-pymemcache python3-pylibmc php-cli php-memcached sasl2-bin ruby ruby-dalli libcache-memcached-fast-perl libmemcached-tools netcat-openbsd memcached nutcracker logrotate man-db systemd
 BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
 FUZZ_DEPS  := clang libclang-rt-14-dev
 

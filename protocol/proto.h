@@ -103,6 +103,8 @@ struct proto_settings {
 	bool flush_enabled;		/* !-F */
 	bool shutdown_enabled;		/* -A */
 	bool auth_enabled;		/* -Y: connections start unauthenticated */
+	bool sasl;			/* -S: binary connections log in by SASL
+					 * with the users of -Y's file */
 	int verbose;			/* -v count; "verbosity" changes it */
 	/* stats detail (-D, "stats detail on"): shared by every worker; NULL:
 	 * none, "stats detail" is refused */
@@ -235,6 +237,7 @@ struct proto_conn {
 					 * dump counts one per batch) */
 	bool authed;			/* past authentication, or none needed */
 	uint8_t mode;			/* enum proto_mode */
+	bool sasl_done;			/* -S: this connection logged in once */
 	struct proto_bin_req bin;	/* PROTO_MODE_BINARY */
 };
 

@@ -16,10 +16,13 @@
 #include "proto_cmd.h"
 
 #include <errno.h>
+#include <strings.h>
 
 #include "meta.h"
 
 #define BIN_HEADER	24u
+#define SASL_MECH_MAX	32u	/* memcached's MAX_SASL_MECH_LEN */
+#define SASL_DATA_MAX	8192u	/* a login's data; more closes */
 #define BIN_REQ_MAGIC	0x80
 #define BIN_RES_MAGIC	0x81
 
@@ -643,6 +646,59 @@ out:
 	reply_free(&tmp);
 }
 
+/* ---- SASL (-S): PLAIN, with the users of -Y's file ---- */
+
+/* What a connection may send before it has logged in (memcached's). */
+static bool bin_open_before_login(uint8_t opcode)
+{
+	return opcode == BIN_SASL_LIST || opcode == BIN_SASL_AUTH ||
+	       opcode == BIN_SASL_STEP || opcode == BIN_VERSION;
+}
+
+/*
+ * SASL Auth and Step: mechanism @mech, data @data. PLAIN's data is
+ * "authzid NUL authcid NUL password"; the authzid must be empty or the
+ * authcid (no acting as another user). PLAIN needs no step, so a Step
+ * fails, as it does in memcached's Cyrus SASL when nothing was started.
+ * As in memcached, every Auth and Step (and List Mechs) first logs the
+ * connection out, and a connection logs in once: a later Auth fails.
+ */
+static void bin_sasl_auth(struct proto_conn *pc, uint8_t op,
+			  const char *mech, uint16_t nmech, const char *data,
+			  uint32_t vlen)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	const char *end = data + vlen, *z1, *z2;
+
+	if (nmech > SASL_MECH_MAX) {
+		bin_error(pc, BIN_EINVAL, NULL);
+		return;
+	}
+	ctx->stats.auth_cmds++;
+	pc->authed = false;
+	if (op == BIN_SASL_AUTH && !pc->sasl_done && nmech == 5 &&
+	    !strncasecmp(mech, "PLAIN", 5) && vlen &&
+	    (z1 = memchr(data, '\0', vlen)) &&
+	    (z2 = memchr(z1 + 1, '\0', (size_t)(end - z1 - 1)))) {
+		const char *user = z1 + 1, *pass = z2 + 1;
+		size_t nuser = (size_t)(z2 - user);
+
+		if ((z1 == data || ((size_t)(z1 - data) == nuser &&
+				    !memcmp(data, user, nuser))) &&
+		    ctx->hooks && ctx->hooks->auth &&
+		    ctx->hooks->auth(ctx->hook_arg, user, nuser, pass,
+				     (size_t)(end - pass))) {
+			pc->authed = true;
+			pc->sasl_done = true;
+			bin_respond(pc, BIN_OK, NULL, 0, NULL, 0,
+				    STR_AND_LEN("Authenticated"), 0);
+			return;
+		}
+	}
+	ctx->stats.auth_errors++;
+	bin_error(pc, BIN_AUTH_ERROR, NULL);
+}
+
 /* ---- one request ---- */
 
 /*
@@ -732,13 +788,23 @@ static void bin_dispatch(struct proto_conn *pc, const char *buf)
 	case BIN_SASL_LIST:
 		if (extlen || nkey || body)
 			break;
-		/* no SASL (-S) here: memcached's answer without it */
-		bin_error(pc, BIN_UNKNOWN, NULL);
+		if (pc->ctx->settings->sasl) {
+			pc->authed = false;	/* as memcached's */
+			bin_respond(pc, BIN_OK, NULL, 0, NULL, 0,
+				    STR_AND_LEN("PLAIN"), 0);
+		}
+		else	/* memcached's answer without -S */
+			bin_error(pc, BIN_UNKNOWN, NULL);
 		return;
 	case BIN_SASL_AUTH:
 	case BIN_SASL_STEP:
 		if (extlen || !nkey)
 			break;
+		if (pc->ctx->settings->sasl) {
+			/* proto_bin_command() waited for the data */
+			bin_sasl_auth(pc, op, key, nkey, key + nkey, rest);
+			return;
+		}
 		bin_error(pc, BIN_UNKNOWN, NULL);
 		bin_skip(pc, rest);
 		return;
@@ -782,11 +848,26 @@ size_t proto_bin_command(struct proto_conn *pc, const char *buf, size_t len)
 		pc->state = PROTO_CLOSED;
 		return 0;
 	}
+	/* -S: before its login, a connection may only log in */
+	if (!pc->authed && !bin_open_before_login(rq->opcode)) {
+		bin_error(pc, BIN_AUTH_ERROR, NULL);
+		pc->state = PROTO_CLOSED;
+		return 0;
+	}
 	if (rq->keylen > KEY_MAX_LENGTH) {
 		bin_protocol_error(pc);
 		return 0;
 	}
 	need = BIN_HEADER + rq->extlen + rq->keylen;
+	/* a login's data is read whole, and is small */
+	if (pc->ctx->settings->sasl && !rq->extlen && rq->keylen &&
+	    (rq->loud == BIN_SASL_AUTH || rq->loud == BIN_SASL_STEP)) {
+		if (rq->bodylen - rq->keylen > SASL_DATA_MAX) {
+			bin_protocol_error(pc);
+			return 0;
+		}
+		need = BIN_HEADER + rq->bodylen;
+	}
 	if (len < need)
 		return 0;
 	bin_dispatch(pc, buf);

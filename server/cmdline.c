@@ -49,7 +49,6 @@ static const struct cmdline_opt {
 	{ "lock-memory",	'k', no_argument },
 	{ "enable-coredumps",	'r', no_argument },
 	{ "enable-largepages",	'L', no_argument },
-	{ "enable-sasl",	'S', no_argument },
 	{ "disable-dumping",	'X', no_argument },
 	{ "disable-watch",	'W', no_argument },
 	{ "slab-min-size",	'n', required_argument },
@@ -247,11 +246,6 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 			fprintf(stderr, "anchorkv: ignoring memcached option -%c "
 				"(no equivalent)\n", c);
 			continue;
-		case 'S':
-			snprintf(err, errlen, "option -S (SASL) is not "
-				 "supported; -Y is memcached's other "
-				 "authentication");
-			return -EINVAL;
 		case ':':
 			snprintf(err, errlen, "option %s needs a value",
 				 argv[optind - 1]);
@@ -381,6 +375,8 @@ void settings_usage(const char *prog)
 "  -o, --extended=<opts>        memcached extended options: idle_timeout=N,\n"
 "                               hashpower=N, ssl_*; others are ignored\n"
 "                               with a warning\n"
+"  -S, --enable-sasl            the binary protocol only, with a SASL PLAIN\n"
+"                               login as a user of -Y's file [sasl yes]\n"
 "  -B, --protocol=<p>           auto (default: a connection's first byte\n"
 "                               decides), ascii, or binary; -Y implies\n"
 "                               ascii [protocol]\n"

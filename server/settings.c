@@ -428,6 +428,11 @@ static int set_auth_file(struct settings *s, const char *v)
 		return -EINVAL;
 	return parse_string(v, s->auth_file, sizeof(s->auth_file));
 }
+static int set_sasl(struct settings *s, const char *v)
+{
+	return parse_bool(v, &s->proto.sasl);
+}
+
 /* -B: memcached's words for its binding protocol */
 static int set_protocol(struct settings *s, const char *v)
 {
@@ -564,6 +569,7 @@ const struct setting_desc setting_table[] = {
 	  "the path of a file of user:password lines" },
 	{ "protocol", 'B', "protocol", NULL, set_protocol,
 	  "auto, ascii or binary" },
+	{ "sasl", 'S', "enable-sasl", "yes", set_sasl, "yes or no" },
 	{ "snapshot_file", 'e', "memory-file", NULL, set_snapshot_file,
 	  "a path of at most 1023 bytes" },
 	{ "snapshot_on_exit", OPT_SNAPSHOT_ON_EXIT, "snapshot-on-exit", NULL,
@@ -744,8 +750,34 @@ int settings_finish(struct settings *s, char *err, size_t errlen)
 			 "key is not in it)");
 		return -EINVAL;
 	}
-	/* as memcached: ascii authentication (-Y) is for ascii only */
-	if (s->auth_file[0]) {
+	/*
+	 * As memcached: SASL (-S) is for the binary protocol only, and then
+	 * -Y's file (or memcached's MEMCACHED_SASL_PWDB) holds its users;
+	 * ascii authentication (-Y alone) is for ascii only.
+	 */
+	if (s->proto.sasl) {
+		const char *pwdb = getenv("MEMCACHED_SASL_PWDB");
+
+		if (s->binding_set && s->proto.binding != PROTO_BIND_BINARY) {
+			snprintf(err, errlen, "the ascii protocol (-B %s) "
+				 "cannot be allowed with SASL (-S): use -B "
+				 "binary", s->proto.binding == PROTO_BIND_AUTO ?
+				 "auto" : "ascii");
+			return -EINVAL;
+		}
+		s->proto.binding = PROTO_BIND_BINARY;
+		if (!s->auth_file[0] && pwdb && *pwdb &&
+		    parse_string(pwdb, s->auth_file, sizeof(s->auth_file))) {
+			snprintf(err, errlen, "MEMCACHED_SASL_PWDB is too long");
+			return -EINVAL;
+		}
+		if (!s->auth_file[0]) {
+			snprintf(err, errlen, "SASL (-S) needs a file of "
+				 "user:password lines: -Y FILE (or "
+				 "MEMCACHED_SASL_PWDB=FILE)");
+			return -EINVAL;
+		}
+	} else if (s->auth_file[0]) {
 		if (s->binding_set && s->proto.binding != PROTO_BIND_ASCII) {
 			snprintf(err, errlen, "the binary protocol (-B %s) "
 				 "cannot be allowed with ascii authentication "

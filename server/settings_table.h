@@ -31,7 +31,7 @@ struct setting_desc {
 	const char *expect;		/* for error messages */
 };
 
-#define SETTINGS_NR	39	/* rows of setting_table (checked in settings.c) */
+#define SETTINGS_NR	40	/* rows of setting_table (checked in settings.c) */
 
 /* One row per setting: its directive, options, parser and expectation. */
 extern const struct setting_desc setting_table[SETTINGS_NR];

@@ -397,10 +397,10 @@ static void stats_settings(struct server *srv, struct reply *out)
 		 s->proto.binding == PROTO_BIND_ASCII ? "ascii" :
 		 s->proto.binding == PROTO_BIND_BINARY ? "binary" :
 		 "auto-negotiate");
-	stat_str(out, "auth_enabled_sasl", "no");
+	stat_str(out, "auth_enabled_sasl", yes_no(s->proto.sasl));
 	/* as memcached: the file's name, or "no" */
 	stat_str(out, "auth_enabled_ascii",
-		 s->auth_file[0] ? s->auth_file : "no");
+		 s->auth_file[0] && !s->proto.sasl ? s->auth_file : "no");
 	stat_u64(out, "item_size_max", s->proto.item_size_max);
 	stat_str(out, "maxconns_fast", "yes");
 	stat_u64(out, "hashpower_init", s->hash_power);

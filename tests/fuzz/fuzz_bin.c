@@ -7,9 +7,10 @@
  *
  *	[0..1] a split point (little endian, modulo the session length + 1)
  *	[2]    bits 0-1: -R (0: no cap); bits 2-7: piece size - 1 (1..64)
- *	[3]    bit 0: -C (no cas), bit 1: -F (no flush), bit 4: also run it
- *	       with one allocation failing (the split point modulo 256 says
- *	       which)
+ *	[3]    bit 0: -C (no cas), bit 1: -F (no flush), bit 2: -S (a SASL
+ *	       PLAIN login first; user "fuzz", password "secret"), bit 4:
+ *	       also run it with one allocation failing (the split point
+ *	       modulo 256 says which)
  *
  * The session runs on a fresh store and connection whole, split in two,
  * and in pieces, with a harness that plays the server (as fuzz_proto.c's).
@@ -22,7 +23,9 @@
  *  2. the output does not depend on how the bytes arrive (split and
  *     pieces write what whole writes);
  *  3. the engine never holds more than one request's header, extras and
- *     key unconsumed (24 + 255 + 250 bytes), and nothing inside a value;
+ *     key unconsumed (24 + 255 + 250 bytes; with -S, or a SASL Auth and
+ *     its data, at most 8192 bytes, which it reads whole), and nothing
+ *     inside a value;
  *  4. the store's invariants hold after the session, and closing the
  *     connection frees everything (LeakSanitizer).
  * The run with a failing allocation checks 3 and 4, and 1 up to where the
@@ -48,6 +51,7 @@
 #define FUZZ_MEM	(8u * 1024)
 #define TRAILER		4
 #define HEAD_MAX	(24u + 255u + 250u)
+#define LOGIN_MAX	(24u + 250u + 8192u)	/* -S: an Auth read whole */
 
 struct harness {
 	struct store *store;
@@ -71,8 +75,17 @@ static bool fuzz_stats(void *arg, const char *args, size_t len,
 	return true;
 }
 
+static bool fuzz_auth(void *arg, const char *user, size_t ulen,
+		      const char *pass, size_t plen)
+{
+	(void)arg;
+	return ulen == 4 && !memcmp(user, "fuzz", 4) && plen == 6 &&
+	       !memcmp(pass, "secret", 6);
+}
+
 static const struct proto_hooks fuzz_hooks = {
 	.stats = fuzz_stats,
+	.auth = fuzz_auth,
 };
 
 static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
@@ -94,6 +107,7 @@ static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 	h->set.range_max = 1000;
 	h->set.cas_enabled = !(opts & 1);
 	h->set.flush_enabled = !(opts & 2);
+	h->set.sasl = h->set.auth_enabled = opts & 4;
 	h->ctx.store = h->store;
 	h->ctx.settings = &h->set;
 	h->ctx.hooks = &fuzz_hooks;
@@ -142,8 +156,8 @@ static void h_run(struct harness *h)
 	if (h->closed)
 		return;
 	/* property 3 */
-	FUZZ_CHECK(h->in.len < HEAD_MAX, "%zu bytes left unconsumed",
-		   h->in.len);
+	FUZZ_CHECK(h->in.len < (h->set.sasl ? LOGIN_MAX : HEAD_MAX),
+		   "%zu bytes left unconsumed", h->in.len);
 	FUZZ_CHECK(h->pc.state == PROTO_CMD || h->in.len == 0,
 		   "%zu bytes left in state %d", h->in.len, (int)h->pc.state);
 }

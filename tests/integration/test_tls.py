@@ -633,6 +633,34 @@ def test_a_client_certificate_does_not_replace_the_password(certs, tmp_path):
         ours.stop()
 
 
+def test_sasl_and_a_client_certificate_both_needed(certs, tmp_path):
+    """-S over TLS with ssl_verify_mode 2: the certificate gets the client
+    through the handshake, then it must still log in, as in memcached."""
+    from binary import parse, req, store
+    users = tmp_path / "users"
+    users.write_text("alice:secret\n")
+    srv = TlsServer(tls_opts(certs, "ssl_ca_cert=%s" % (certs / "ca.pem"),
+                             "ssl_verify_mode=2") + ["-S", "-Y", str(users)],
+                    str(tmp_path)).start()
+    try:
+        assert outcome(srv.tls_port, client_ctx(certs)) != "served"
+        login = req("sasl_auth", b"PLAIN", value=b"\0alice\0secret")
+        for data, want in ((req("get", b"x"), [(0x00, 0x20)]),
+                           (login + store("set", b"x", b"1") +
+                            req("get", b"x"),
+                            [(0x21, 0), (0x01, 0), (0x00, 0)])):
+            with TlsConn(srv.tls_port, client_ctx(certs, cert="client")) \
+                    as c:
+                c.send(data)
+                buf = b""
+                while len(parse(buf)[0]) < len(want):
+                    buf += c.sock.recv(65536)
+                assert [(o["op"], o["status"]) for o in parse(buf)[0]] == \
+                    want
+    finally:
+        srv.stop()
+
+
 def test_a_stalled_handshake_counts_against_idle_timeout(certs, tmp_path):
     """With no handshake deadline of its own, idle_timeout closes it."""
     srv = TlsServer(tls_opts(certs, "ssl_handshake_timeout=0",

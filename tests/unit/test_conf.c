@@ -404,7 +404,9 @@ static void test_long_options(void)
 	CHECK(s.prefix_delimiter == ':' && !s.detail_enabled);
 	CHECK(run_args(&s, &act, "-D", "ab", NULL) == -EINVAL);
 	CHECK(run_args(&s, &act, "-k", NULL) == 0 && !s.detail_enabled);
-	CHECK(run_args(&s, &act, "-S", NULL) == -EINVAL);
+	/* -S is SASL (its file is checked by settings_finish()) */
+	CHECK(run_args(&s, &act, "-S", NULL) == 0 && s.proto.sasl);
+	settings_init(&s);
 	/* -e, memcached's memory file, is the snapshot file */
 	CHECK(run_args(&s, &act, "-e", "/tmp/x", NULL) == 0 &&
 	      !strcmp(s.snapshot_file, "/tmp/x") && !s.snapshot_on_exit);
@@ -471,6 +473,32 @@ static void test_tls_settings(void)
 	CHECK(settings_set(&s, "unixsocket", "/tmp/s", err, sizeof(err)) == 0);
 	CHECK(settings_finish(&s, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "a unix socket (-s) replaces TCP"));
+	/* -B, -Y and -S, as memcached binds them */
+	settings_init(&s);
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0 &&
+	      s.proto.binding == PROTO_BIND_AUTO);
+	CHECK(run_args(&s, &act, "-Y", "/u", NULL) == 0 &&
+	      settings_finish(&s, err, sizeof(err)) == 0 &&
+	      s.proto.binding == PROTO_BIND_ASCII);
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "-Y", "/u", "-B", "binary", NULL) == 0 &&
+	      settings_finish(&s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "use -B ascii"));
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "-B", "bin", NULL) == -EINVAL);
+	unsetenv("MEMCACHED_SASL_PWDB");
+	CHECK(run_args(&s, &act, "-S", NULL) == 0 &&
+	      settings_finish(&s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "-Y FILE"));
+	setenv("MEMCACHED_SASL_PWDB", "/pw", 1);
+	CHECK(settings_finish(&s, err, sizeof(err)) == 0 &&
+	      !strcmp(s.auth_file, "/pw") &&
+	      s.proto.binding == PROTO_BIND_BINARY);
+	unsetenv("MEMCACHED_SASL_PWDB");
+	settings_init(&s);
+	CHECK(run_args(&s, &act, "-S", "-Y", "/u", "-B", "auto", NULL) == 0 &&
+	      settings_finish(&s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "use -B binary"));
 	/* notls: is a listen prefix, valid only with TLS */
 	settings_init(&s);
 	CHECK(run_args(&s, &act, "-l", "notls:127.0.0.1:1,127.0.0.1:2",
