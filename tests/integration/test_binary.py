@@ -739,3 +739,92 @@ def test_dalli_sasl_as_memcached(sasl_server, sasl_ref, tmp_path):
         assert out[("ours", cred)] == out[("ref", cred)], cred
     assert b'[true] CAS "hello"' in out[("ours", ("alice", "s3cret"))]
     assert b"hello" not in out[("ours", ("alice", "wrong"))]
+
+
+# --- memjs (Node, binary only) ------------------------------------------------
+
+MEMJS = r"""
+const memjs = require(process.env.MEMJS_DIR + '/node_modules/memjs');
+const opts = process.argv[3] ?
+    { username: process.argv[3], password: process.argv[4] } : {};
+const c = memjs.Client.create('127.0.0.1:' + process.argv[2],
+    Object.assign({ retries: 0, timeout: 2, failover: false,
+                    logger: { log() {} } }, opts));
+async function t(f) {
+  try {
+    return JSON.stringify(await f());
+  } catch (e) {
+    return 'error: ' + String((e && e.message) || e).replace(/\d{4,}/g, 'N');
+  }
+}
+const str = async (p) => { const r = await p; return r.value && r.value.toString(); };
+(async () => {
+  const out = [];
+  out.push(await t(() => c.set('a', 'hello', {})));
+  out.push(await t(() => str(c.get('a'))));
+  out.push(await t(() => c.add('a', 'x', {})));
+  out.push(await t(() => c.replace('zz', 'x', {})));
+  out.push(await t(() => c.set('n', '5', {})));
+  out.push(await t(() => c.increment('n', 3, {})));
+  out.push(await t(() => c.decrement('n', 10, {})));
+  out.push(await t(() => c.increment('nokey', 1, { initial: 7 })));
+  out.push(await t(() => c.append('a', '>')));
+  out.push(await t(() => str(c.get('a'))));
+  out.push(await t(() => c.touch('a', 100)));
+  out.push(await t(() => c.delete('a')));
+  out.push(await t(() => c.delete('a')));
+  out.push(await t(() => str(c.get('a'))));
+  out.push(await t(() => c.delete('n')));
+  out.push(await t(() => c.delete('nokey')));
+  console.log(out.join('\n'));
+  c.close();
+  process.exit(0);	// a failed login leaves a reconnect pending
+})();
+"""
+
+MEMJS_DIR = os.path.join(conftest.ROOT, "build", "npm")
+
+
+def have_memjs():
+    """memjs from the npm registry, installed once under build/npm."""
+    if os.path.isdir(os.path.join(MEMJS_DIR, "node_modules", "memjs")):
+        return True
+    if not shutil.which("npm") or not shutil.which("node"):
+        return False
+    r = subprocess.run(["npm", "install", "--prefix", MEMJS_DIR,
+                        "--no-audit", "--no-fund", "--loglevel=error",
+                        "memjs@1"], capture_output=True, timeout=180)
+    return r.returncode == 0
+
+
+def memjs_outputs(script, srv, ref, *cred):
+    out = []
+    for port in (srv.port, ref.port):
+        r = subprocess.run(["node", str(script), str(port)] + list(cred),
+                           capture_output=True, timeout=120,
+                           env=dict(os.environ, MEMJS_DIR=MEMJS_DIR))
+        assert r.returncode == 0, r.stderr
+        out.append(r.stdout)
+    return out
+
+
+@pytest.mark.anchorkv_only
+def test_memjs_as_memcached(start_server, ref, sasl_server, sasl_ref,
+                            tmp_path):
+    """memjs (Node) speaks only the binary protocol: the same script,
+    and with -S the same logins right and wrong, against
+    anchorkv and memcached. Skipped where neither node and npm nor the
+    registry are at hand."""
+    if not have_memjs():
+        pytest.skip("memjs cannot be installed (node, npm or the registry)")
+    script = tmp_path / "memjs.js"
+    script.write_text(MEMJS)
+    got, want = memjs_outputs(script, start_server(), ref)
+    assert got == want
+    assert got.startswith(b'true\n"hello"\nfalse\n')
+    # (without a login memjs waits forever for the answers of a
+    # connection the server closed, memcached's as anchorkv's)
+    for cred in (("alice", "s3cret"), ("alice", "wrong")):
+        got, want = memjs_outputs(script, sasl_server, sasl_ref, *cred)
+        assert got == want, cred
+        assert (b'"hello"' in got) == (cred == ("alice", "s3cret"))
