@@ -760,6 +760,7 @@ async function t(f) {
 const str = async (p) => { const r = await p; return r.value && r.value.toString(); };
 (async () => {
   const out = [];
+  await t(() => c.flush());	// the reference server is shared
   out.push(await t(() => c.set('a', 'hello', {})));
   out.push(await t(() => str(c.get('a'))));
   out.push(await t(() => c.add('a', 'x', {})));
