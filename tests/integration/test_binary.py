@@ -7,6 +7,7 @@ counters with the text protocol, -B, and hostile binary clients.
 import base64
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -829,3 +830,28 @@ def test_memjs_as_memcached(start_server, ref, sasl_server, sasl_ref,
         got, want = memjs_outputs(script, sasl_server, sasl_ref, *cred)
         assert got == want, cred
         assert (b'"hello"' in got) == (cred == ("alice", "s3cret"))
+
+
+@pytest.mark.anchorkv_only
+def test_sasl_users_reread_on_sighup(start_server, tmp_path):
+    """-S reads -Y's file again on SIGHUP, as -Y does: a new user logs
+    in, a removed one does not, a logged-in connection stays so."""
+    users = tmp_path / "users"
+    users.write_text("alice:s3cret\n")
+    srv = start_server(["-S", "-Y", str(users)])
+    kept = socket.create_connection((srv.host, srv.port), timeout=10)
+    try:
+        kept.sendall(sasl_auth("alice", "s3cret"))
+        assert parse(kept.recv(4096))[0][0]["status"] == 0
+        users.write_text("bob:new\n")
+        os.kill(srv.pid, signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while sasl_exchange(srv, sasl_auth("bob", "new"))[0][0][1] != 0:
+            assert time.monotonic() < deadline, "bob never logged in"
+            time.sleep(0.05)
+        assert sasl_exchange(srv, sasl_auth("alice", "s3cret"))[0] == [
+            (0x21, 0x20, b"Auth failure.")]
+        kept.sendall(req("noop"))
+        assert parse(kept.recv(4096))[0][0]["status"] == 0
+    finally:
+        kept.close()
