@@ -216,8 +216,7 @@ static size_t proto_command(struct proto_conn *pc, const char *buf,
 			return proto_long_line(pc, buf, len);
 		return 0;
 	}
-	/* as memcached: "\r\n" or "\n" ends a line, but a lone "\r" stays */
-	end = proto_line_end(buf, nl);
+	end = proto_line_end(buf, nl);	/* memcached's: \r\n, \n, a NUL */
 	p = buf;
 	while (p < end && *p == ' ')
 		p++;

@@ -5,7 +5,6 @@
  */
 #include "proto_cmd.h"
 
-
 /* the longest VALUE line: "VALUE " key " " flags " " bytes " " cas " b\r\n"
  * (a listed key may be base64) */
 #define VALUE_LINE_MAX	(6 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 1 + 10 + 1 + \

@@ -298,8 +298,10 @@ static int scan_parse(struct scan *sc, bool values)
 		it = &sc->items[sc->nitems++];
 		it->key = (size_t)(key - sc->page.p);
 		it->nkey = (size_t)((sp ? sp : p + len) - key);
-		/* "KEY <base64> b", "VALUE <base64> ... b" (PROTOCOL.md) */
-		it->coded = len > 2 && p[len - 2] == ' ' && p[len - 1] == 'b';
+		/* "KEY <base64> b", "VALUE <base64> ... b" (PROTOCOL.md);
+		 * one longer than a key's base64 is left as it is */
+		it->coded = len > 2 && p[len - 2] == ' ' && p[len - 1] == 'b' &&
+			    it->nkey <= B64_ENCODED_LEN(KEY_BUF - 1);
 		it->off = (size_t)(p - sc->page.p);
 		p = nl + 1 + (values ? vlen + 2 : 0);
 		it->len = (size_t)(p - sc->page.p) - it->off;
