@@ -236,3 +236,43 @@ def test_servers_merge_keys_listed_in_base64(cluster, tmp_path):
     assert out.count(b"VALUE ") == 2500 - 11
     assert out.startswith(b"VALUE k02499 0 1\r\nv\r\nVALUE %s 0 1 b\r\n"
                           % base64.b64encode(keys[2498]))
+
+
+def test_long_base64_token_in_a_reply(tmp_path):
+    """A reply line ending in " b" with a token longer than any key's
+    base64 (from a server that is not anchorkv), merged over two servers:
+    the cli decoded it into a 256-byte buffer and wrote past it; now it
+    lists it as it is."""
+    import socket
+    import threading
+    token = b"QUFB" * 5000
+    socks = []
+
+    def serve(lsock, reply):
+        c, _ = lsock.accept()
+        with c:
+            buf = b""
+            while b"\n" not in buf:
+                buf += c.recv(4096)
+            c.sendall(reply)
+            c.recv(4096)
+
+    # (not last in its page: the next page would start from it)
+    for reply in (b"KEY %s b\r\nKEY zzz\r\nEND\r\n" % token,
+                  b"KEY zz\r\nEND\r\n"):
+        lsock = socket.socket()
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        socks.append(lsock)
+        threading.Thread(target=serve, args=(lsock, reply),
+                         daemon=True).start()
+    try:
+        r = cli("--servers", ",".join("127.0.0.1:%d" % s.getsockname()[1]
+                                      for s in socks),
+                "--raw", "keys", "-", "+", check=False)
+    finally:
+        for s in socks:
+            s.close()
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split(b"\r\n")) == sorted(
+        [b"KEY %s b" % token, b"KEY zz", b"KEY zzz", b"END", b""])
