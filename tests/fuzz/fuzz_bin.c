@@ -46,9 +46,6 @@
 #include "reply.h"
 #include "store.h"
 
-#define FUZZ_T0		1700000000
-#define FUZZ_ITEM_MAX	1024u
-#define FUZZ_MEM	(8u * 1024)
 #define TRAILER		4
 #define HEAD_MAX	(24u + 255u + 250u)
 #define LOGIN_MAX	(24u + 250u + 8192u)	/* -S: an Auth read whole */
@@ -64,25 +61,6 @@ struct harness {
 	bool closed;
 };
 
-static bool fuzz_stats(void *arg, const char *args, size_t len,
-		       struct reply *out)
-{
-	(void)arg;
-	(void)args;
-	if (len)
-		return false;
-	reply_add(out, "STAT fuzz 1\r\nEND\r\n", 18);
-	return true;
-}
-
-static bool fuzz_auth(void *arg, const char *user, size_t ulen,
-		      const char *pass, size_t plen)
-{
-	(void)arg;
-	return ulen == 4 && !memcmp(user, "fuzz", 4) && plen == 6 &&
-	       !memcmp(pass, "secret", 6);
-}
-
 static const struct proto_hooks fuzz_hooks = {
 	.stats = fuzz_stats,
 	.auth = fuzz_auth,
@@ -90,18 +68,8 @@ static const struct proto_hooks fuzz_hooks = {
 
 static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 {
-	struct store_config cfg = {
-		.mem_limit = FUZZ_MEM,
-		.item_size_max = FUZZ_ITEM_MAX,
-		.nshards = 4,
-		.hash_bits = 4,
-	};
-
 	memset(h, 0, sizeof(*h));
-	h->store = store_create(&cfg);
-	if (!h->store)
-		FUZZ_FAIL("store_create failed");
-	store_set_time(h->store, FUZZ_T0);
+	h->store = fuzz_store();
 	h->set.binding = PROTO_BIND_BINARY;
 	h->set.item_size_max = FUZZ_ITEM_MAX;
 	h->set.range_max = 1000;

@@ -7,6 +7,7 @@
 #define ANCHORKV_FUZZ_CONN_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "fuzz.h"
@@ -14,6 +15,49 @@
 #include "proto.h"
 #include "reply.h"
 #include "store.h"
+
+#define FUZZ_T0		1700000000
+/* small sizes, so that refusals and evictions happen */
+#define FUZZ_ITEM_MAX	1024u
+#define FUZZ_MEM	(8u * 1024)
+
+/* The stats hook: a fixed answer for "stats", unknown for the rest. */
+static inline bool fuzz_stats(void *arg, const char *args, size_t len,
+			      struct reply *out)
+{
+	(void)arg;
+	(void)args;
+	if (len)
+		return false;
+	reply_add(out, "STAT fuzz 1\r\nEND\r\n", 18);
+	return true;
+}
+
+/* The auth hook (-Y, -S): user "fuzz", password "secret". */
+static inline bool fuzz_auth(void *arg, const char *user, size_t ulen,
+			     const char *pass, size_t plen)
+{
+	(void)arg;
+	return ulen == 4 && !memcmp(user, "fuzz", 4) && plen == 6 &&
+	       !memcmp(pass, "secret", 6);
+}
+
+/* A fresh store of FUZZ_MEM bytes, its clock at FUZZ_T0. */
+static inline struct store *fuzz_store(void)
+{
+	struct store_config cfg = {
+		.mem_limit = FUZZ_MEM,
+		.item_size_max = FUZZ_ITEM_MAX,
+		.nshards = 4,
+		.hash_bits = 4,
+	};
+	struct store *s = store_create(&cfg);
+
+	if (!s)
+		FUZZ_FAIL("store_create failed");
+	store_set_time(s, FUZZ_T0);
+	return s;
+}
 
 /*
  * fuzz_write_out() - write every reply byte queued on @pc to @out, as a

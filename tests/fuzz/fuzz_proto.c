@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "base64.h"
 #include "fuzz.h"
 #include "fuzz_conn.h"
 #include "../unit/growbuf.h"
@@ -62,10 +63,6 @@
 #include "reply.h"
 #include "store.h"
 
-#define FUZZ_T0		1700000000
-/* small sizes, so that refusals and evictions happen */
-#define FUZZ_ITEM_MAX	1024u
-#define FUZZ_MEM	(8u * 1024)
 #define TRAILER		4
 /* PROTOCOL.md: an authentication block longer than this closes */
 #define AUTH_DATA_MAX	8192u
@@ -82,30 +79,10 @@ struct harness {
 	bool closed_long;	/* closed on a line over PROTO_LINE_MAX */
 };
 
-/* The stats hook: a fixed answer for "stats", unknown for the rest. */
-static bool fuzz_stats(void *arg, const char *args, size_t len,
-		       struct reply *out)
-{
-	(void)arg;
-	(void)args;
-	if (len)
-		return false;
-	reply_add(out, "STAT fuzz 1\r\nEND\r\n", 18);
-	return true;
-}
-
 static void fuzz_shutdown(void *arg, bool graceful)
 {
 	(void)arg;
 	(void)graceful;
-}
-
-static bool fuzz_auth(void *arg, const char *user, size_t ulen,
-		      const char *pass, size_t plen)
-{
-	(void)arg;
-	return ulen == 4 && !memcmp(user, "fuzz", 4) && plen == 6 &&
-	       !memcmp(pass, "secret", 6);
 }
 
 static const struct proto_hooks fuzz_hooks = {
@@ -116,18 +93,8 @@ static const struct proto_hooks fuzz_hooks = {
 
 static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 {
-	struct store_config cfg = {
-		.mem_limit = FUZZ_MEM,
-		.item_size_max = FUZZ_ITEM_MAX,
-		.nshards = 4,
-		.hash_bits = 4,
-	};
-
 	memset(h, 0, sizeof(*h));
-	h->store = store_create(&cfg);
-	if (!h->store)
-		FUZZ_FAIL("store_create failed");
-	store_set_time(h->store, FUZZ_T0);
+	h->store = fuzz_store();
 	h->set.binding = PROTO_BIND_ASCII;	/* fuzz_bin.c has the other */
 	h->set.item_size_max = FUZZ_ITEM_MAX;
 	h->set.range_max = 1000;
@@ -221,7 +188,7 @@ static void h_feed(struct harness *h, const uint8_t *p, size_t len)
 
 static const char *const fixed_lines[] = {
 	"STORED", "NOT_STORED", "EXISTS", "NOT_FOUND", "DELETED", "TOUCHED",
-	"OK", "END", "ERROR", "VERSION " PROTO_VERSION,
+	"OK", "END", "ERROR", ("VERSION " PROTO_VERSION),
 	"ERROR: shutdown not enabled",
 	"STAT fuzz 1",
 	"CLIENT_ERROR bad command line format",
@@ -329,7 +296,10 @@ static long long value_line(const char *p, size_t n)
 
 	if (n < 6 || memcmp(p, "VALUE ", 6))
 		return -1;
-	nf = fields(p + 6, p + n, f, 4);
+	nf = fields(p + 6, p + n, f, 5);
+	/* a range reply lists a key stored as base64 so, "b" last */
+	if (nf >= 4 && f[nf - 1].len == 1 && f[nf - 1].p[0] == 'b')
+		nf--;
 	if (nf != 3 && nf != 4)
 		return -1;
 	if (!is_key(f[0].p, f[0].len) || !is_decimal(f[1].p, f[1].len, 10) ||
@@ -440,13 +410,29 @@ static void check_output(const struct growbuf *out, struct growbuf *norm,
 			norm->len = run_start;
 		in_run = false;
 		if (n > 4 && !memcmp(p, "KEY ", 4)) {
-			FUZZ_CHECK(is_key(p + 4, n - 4), "bad key in KEY line");
+			static char keys[2][KEY_MAX_LENGTH];
+			static unsigned int which;
+			const char *k = p + 4;
+			size_t nk = n - 4;
+
+			/* "KEY <base64> b": a key stored as base64 */
+			if (nk > 2 && k[nk - 2] == ' ' && k[nk - 1] == 'b') {
+				FUZZ_CHECK(nk - 2 <= B64_ENCODED_LEN(KEY_MAX_LENGTH),
+					   "a KEY line's base64 too long");
+				which ^= 1;
+				nk = b64_decode(k, nk - 2,
+						(unsigned char *)keys[which]);
+				k = keys[which];
+				FUZZ_CHECK(nk, "a KEY line's base64 is not");
+			} else {
+				FUZZ_CHECK(is_key(k, nk), "bad key in KEY line");
+			}
 			FUZZ_CHECK(!last_key || fuzz_key_cmp(last_key,
-							     last_nkey, p + 4,
-							     n - 4) < 0,
+							     last_nkey, k,
+							     nk) < 0,
 				   "KEY lines out of keyspace order");
-			last_key = p + 4;
-			last_nkey = n - 4;
+			last_key = k;
+			last_nkey = nk;
 			growbuf_add(norm, p, n + 2);
 			p = nl + 1;
 			continue;
