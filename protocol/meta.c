@@ -181,13 +181,11 @@ char *meta_put_key(char *p, const char *key, size_t nkey, bool binary)
 {
 	*p++ = ' ';
 	*p++ = 'k';
-	if (!binary) {
-		memcpy(p, key, nkey);
-		return p + nkey;
+	p = put_listed_key(p, key, nkey, binary);
+	if (binary) {
+		*p++ = ' ';
+		*p++ = 'b';
 	}
-	p += b64_encode((const unsigned char *)key, nkey, p);
-	*p++ = ' ';
-	*p++ = 'b';
 	return p;
 }
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base64.h"
 #include "item.h"
 #include "store.h"
 
@@ -301,6 +302,27 @@ static inline char *put_bytes(char *dst, const char *src, size_t n)
 		dst[n - 1] = src[n - 1];
 	}
 	return dst + n;
+}
+
+/**
+ * put_listed_key() - a key into a reply line that shows it (k, me, the
+ * dumps, the range replies): as it is, or base64-encoded when @coded
+ * @p:     where; room for B64_ENCODED_LEN(@nkey) bytes
+ * @key:   the key
+ * @nkey:  its length
+ * @coded: the item was stored with a base64 key (ITEM_KEY_BINARY), which
+ *         may hold any byte; the caller marks it " b" where its line
+ *         says so
+ *
+ * Context: any.
+ * Return: the end of what it wrote.
+ */
+static inline char *put_listed_key(char *p, const char *key, size_t nkey,
+				   bool coded)
+{
+	if (!coded)
+		return put_bytes(p, key, nkey);
+	return p + b64_encode((const unsigned char *)key, nkey, p);
 }
 
 #endif /* ANCHORKV_PARSE_H */

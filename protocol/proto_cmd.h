@@ -31,7 +31,6 @@
 
 #include <string.h>
 
-#include "base64.h"
 #include "compiler.h"
 #include "item.h"
 #include "parse.h"
@@ -174,26 +173,6 @@ static inline const char *proto_line_end(const char *buf, const char *nl)
 		end--;
 	z = memchr(buf, '\0', (size_t)(end - buf));
 	return unlikely(z != NULL) ? z : end;
-}
-
-/**
- * put_listed_key() - a key into a reply line that lists keys (the range
- * commands): as it is, or base64-encoded when @coded
- * @p:     where; room for B64_ENCODED_LEN(@nkey) bytes
- * @key:   the key
- * @nkey:  its length
- * @coded: the item was stored with a base64 key (ITEM_KEY_BINARY), which
- *         may hold any byte; the caller ends the line with " b"
- *
- * Context: any.
- * Return: the end of what it wrote.
- */
-static inline char *put_listed_key(char *p, const char *key, size_t nkey,
-				   bool coded)
-{
-	if (!coded)
-		return put_bytes(p, key, nkey);
-	return p + b64_encode((const unsigned char *)key, nkey, p);
 }
 
 /*

@@ -115,13 +115,10 @@ static char *dump_meta_line(struct proto_conn *pc, const struct proto_dump *d,
 /* "mg <key>\r\n", or "mg <base64> b\r\n" for a binary key. */
 static char *dump_mg_line(const struct item *it, char *p)
 {
-	p = PUT_LIT(p, "mg ");
-	if (READ_ONCE(it->iflags) & ITEM_KEY_BINARY) {
-		p += b64_encode((const unsigned char *)item_key(it), it->nkey,
-				p);
-		return PUT_LIT(p, " b\r\n");
-	}
-	return PUT_LIT(put_bytes(p, item_key(it), it->nkey), "\r\n");
+	bool coded = READ_ONCE(it->iflags) & ITEM_KEY_BINARY;
+
+	p = put_listed_key(PUT_LIT(p, "mg "), item_key(it), it->nkey, coded);
+	return coded ? PUT_LIT(p, " b\r\n") : PUT_LIT(p, "\r\n");
 }
 
 /*

@@ -67,13 +67,8 @@ void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 	}
 	now = store_now(s);
 	memcpy(p, "ME ", 3);
-	if (res.iflags & ITEM_KEY_BINARY) {
-		q = p + 3 + b64_encode((const unsigned char *)req.key,
-				       req.nkey, p + 3);
-	} else {
-		memcpy(p + 3, req.key, req.nkey);
-		q = p + 3 + req.nkey;
-	}
+	q = put_listed_key(p + 3, req.key, req.nkey,
+			   res.iflags & ITEM_KEY_BINARY);
 	q += sprintf(q, " exp=%d la=%u cas=%llu fetch=%s cls=%u size=%zu\r\n",
 		     res.exptime ? (int)(res.exptime - now) : -1,
 		     (unsigned int)(now - res.atime),
