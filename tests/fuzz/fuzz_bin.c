@@ -91,38 +91,13 @@ static void h_fini(struct harness *h)
 	free(h->out.p);
 }
 
-static bool h_drain(struct harness *h)
-{
-	return fuzz_write_out(&h->pc, &h->out);
-}
-
 static void h_run(struct harness *h)
 {
-	unsigned int spins = 0;
-
-	while (!h->closed) {
-		size_t n = proto_process(&h->pc, h->in.p, h->in.len,
-					 h->max_reqs);
-		bool wrote;
-
-		FUZZ_CHECK(n <= h->in.len, "consumed %zu of %zu bytes", n,
-			   h->in.len);
-		wrote = h_drain(h);
-		if (n) {
-			memmove(h->in.p, h->in.p + n, h->in.len - n);
-			h->in.len -= n;
-		}
-		if (proto_closed(&h->pc)) {
-			h->closed = true;
-			h->in.len = 0;
-			break;
-		}
-		if (!n && !wrote)
-			break;
-		FUZZ_CHECK(++spins < 1000000, "no end to the progress");
-	}
-	if (h->closed)
+	if (fuzz_pump(&h->pc, &h->in, &h->out, h->max_reqs)) {
+		h->closed = true;
+		h->in.len = 0;
 		return;
+	}
 	/* property 3 */
 	FUZZ_CHECK(h->in.len < (h->set.sasl ? LOGIN_MAX : HEAD_MAX),
 		   "%zu bytes left unconsumed", h->in.len);

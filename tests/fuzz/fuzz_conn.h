@@ -89,6 +89,38 @@ static inline bool fuzz_write_out(struct proto_conn *pc, struct growbuf *out)
 }
 
 /*
+ * fuzz_pump() - run the engine over @in until it stops making progress,
+ * as server/conn.c drives it: what it consumed leaves @in, what it queued
+ * goes to @out (fuzz_write_out()), and again while either moves.
+ *
+ * Return: true if the engine closed the connection; @in then holds what
+ * it left unconsumed, for the caller to look at and drop.
+ */
+static inline bool fuzz_pump(struct proto_conn *pc, struct growbuf *in,
+			     struct growbuf *out, unsigned int max_reqs)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		size_t n = proto_process(pc, in->p, in->len, max_reqs);
+		bool wrote;
+
+		FUZZ_CHECK(n <= in->len, "consumed %zu of %zu bytes", n,
+			   in->len);
+		wrote = fuzz_write_out(pc, out);
+		if (n) {
+			memmove(in->p, in->p + n, in->len - n);
+			in->len -= n;
+		}
+		if (proto_closed(pc))
+			return true;
+		if (!n && !wrote)
+			return false;
+		FUZZ_CHECK(++spins < 1000000, "no end to the progress");
+	}
+}
+
+/*
  * fuzz_conn_end() - close the connection: release @pc and the worker's
  * pool, check @store's invariants, destroy it (LeakSanitizer then sees
  * anything left).

@@ -117,43 +117,19 @@ static void h_fini(struct harness *h)
 	free(h->out.p);
 }
 
-static bool h_drain(struct harness *h)
-{
-	return fuzz_write_out(&h->pc, &h->out);
-}
-
 /* Runs the engine over what is buffered until it stops making progress. */
 static void h_run(struct harness *h)
 {
-	unsigned int spins = 0;
 	const char *nl;
 
-	while (!h->closed) {
-		size_t n = proto_process(&h->pc, h->in.p, h->in.len,
-					 h->max_reqs);
-		bool wrote;
-
-		FUZZ_CHECK(n <= h->in.len, "consumed %zu of %zu bytes", n,
-			   h->in.len);
-		wrote = h_drain(h);
-		if (n) {
-			memmove(h->in.p, h->in.p + n, h->in.len - n);
-			h->in.len -= n;
-		}
-		if (proto_closed(&h->pc)) {
-			/* what is left is an unfinished line over the limit */
-			h->closed = true;
-			h->closed_long = h->in.len > PROTO_LINE_MAX &&
-					 !memchr(h->in.p, '\n', h->in.len);
-			h->in.len = 0;
-			break;
-		}
-		if (!n && !wrote)
-			break;
-		FUZZ_CHECK(++spins < 1000000, "no end to the progress");
-	}
-	if (h->closed)
+	if (fuzz_pump(&h->pc, &h->in, &h->out, h->max_reqs)) {
+		/* what is left is an unfinished line over the limit */
+		h->closed = true;
+		h->closed_long = h->in.len > PROTO_LINE_MAX &&
+				 !memchr(h->in.p, '\n', h->in.len);
+		h->in.len = 0;
 		return;
+	}
 	nl = h->in.len ? memchr(h->in.p, '\n', h->in.len) : NULL;
 	if (!h->pc.authed && nl) {
 		/* an authenticating set waits for its whole block */
