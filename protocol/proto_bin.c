@@ -586,7 +586,8 @@ static void bin_stats(struct proto_conn *pc, const char *key, uint16_t nkey)
 			goto out;
 		}
 		if (detail) {
-			prefix_stats_dump(ctx->settings->prefixes, &tmp);
+			if (prefix_stats_dump(ctx->settings->prefixes, &tmp))
+				tmp.failed = true;	/* answered below */
 		} else if (nkey == 9 && !memcmp(key + 6, " on", 3)) {
 			prefix_stats_enable(ctx->settings->prefixes, true);
 		} else if (nkey == 10 && !memcmp(key + 6, " off", 4)) {

@@ -855,3 +855,20 @@ def test_sasl_users_reread_on_sighup(start_server, tmp_path):
         assert parse(kept.recv(4096))[0][0]["status"] == 0
     finally:
         kept.close()
+
+
+@pytest.mark.anchorkv_only
+def test_binary_stat_detail(start_server):
+    """Stat "detail on", then "detail dump": one statistic named
+    "detailed" holding the text dump's lines, then the empty end."""
+    srv = start_server(["-D", ":"])
+    out = exchange(srv, req("stat", b"detail on") +
+                   store("set", b"pfx:a", b"1") + req("get", b"pfx:a") +
+                   req("stat", b"detail dump") + req("stat", b"detail x"),
+                   6)
+    assert [(o["op"], o["status"], o["key"]) for o in out] == [
+        (0x10, 0, b""), (0x01, 0, b""), (0x00, 0, b""),
+        (0x10, 0, b"detailed"), (0x10, 0, b""), (0x10, 1, b"")]
+    dump = [o for o in out if o["key"] == b"detailed"][0]["value"]
+    assert dump.startswith(b"PREFIX pfx get 1 hit 1 set 1 del 0\r\n")
+    assert out[-1]["status"] == 1 and out[-1]["value"] == b"Not found"
