@@ -132,12 +132,14 @@ build/anchorkv-cli: $(CLI_SRCS:%.c=build/rel/%.o) build/rel/protocol/base64.o
 # core/ and protocol/ when it names none.
 UNIT_DEPS_test_list       := core/alloc.c
 UNIT_DEPS_test_alloc      := core/alloc.c
+UNIT_DEPS_test_slab       := core/slab.c core/alloc.c core/lock.c
 UNIT_DEPS_test_lock       := core/lock.c
 UNIT_DEPS_test_rbtree     := core/rbtree.c core/alloc.c
 UNIT_DEPS_test_radix_tree := core/radix_tree.c core/alloc.c
 UNIT_DEPS_test_htable     := core/htable.c core/hash.c core/alloc.c
 UNIT_DEPS_test_store      := $(CORE_SRCS)
-UNIT_DEPS_test_reply      := protocol/reply.c core/item.c core/hash.c core/alloc.c
+UNIT_DEPS_test_reply      := protocol/reply.c core/item.c core/hash.c core/alloc.c \
+                             core/slab.c core/lock.c
 UNIT_DEPS_test_conf       := server/conf.c server/settings.c server/cmdline.c \
                              core/alloc.c
 UNIT_DEPS_test_auth       := server/auth.c core/alloc.c
@@ -155,6 +157,10 @@ build/asan/tests/%: build/asan/tests/unit/%.o $$(addprefix build/asan/,$$(subst 
 # sanitizer): the jemalloc side of core/alloc.c.
 UNIT_BINS += build/asan/tests/test_alloc_jemalloc
 build/asan/tests/test_alloc_jemalloc: tests/unit/test_alloc.c build/rel/core/alloc.o
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(WARN) -O2 -o $@ $^ $(REL_LIBS)
+UNIT_BINS += build/asan/tests/test_slab_jemalloc
+build/asan/tests/test_slab_jemalloc: tests/unit/test_slab.c build/rel/core/slab.o build/rel/core/alloc.o build/rel/core/lock.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(WARN) -O2 -o $@ $^ $(REL_LIBS)
 

@@ -74,6 +74,11 @@ static inline bool inject_failure(void)
 	return inject_failure_armed();
 }
 
+bool ak_alloc_refused(void)
+{
+	return inject_failure();
+}
+
 void ak_alloc_fail_after(long n)
 {
 	__atomic_store_n(&fail_after, n < 0 ? -1 : n, __ATOMIC_RELAXED);
@@ -141,6 +146,21 @@ void ak_free(void *ptr)
 size_t ak_usable_size(const void *ptr)
 {
 	return malloc_usable_size((void *)ptr);
+}
+
+void *ak_page_alloc(size_t size)
+{
+	void *p;
+
+	if (posix_memalign(&p, size, size))
+		p = NULL;
+	return counted(p);
+}
+
+void ak_page_free(void *p, size_t size)
+{
+	(void)size;
+	free(p);
 }
 
 size_t ak_good_size(size_t size)
@@ -211,6 +231,16 @@ void ak_free_sized(void *ptr, size_t size)
 size_t ak_usable_size(const void *ptr)
 {
 	return sallocx(ptr, 0);
+}
+
+void *ak_page_alloc(size_t size)
+{
+	return counted(mallocx(size, MALLOCX_ALIGN(size)));
+}
+
+void ak_page_free(void *p, size_t size)
+{
+	sdallocx(p, size, MALLOCX_ALIGN(size));
 }
 
 size_t ak_good_size(size_t size)

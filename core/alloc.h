@@ -93,6 +93,39 @@ size_t ak_usable_size(const void *ptr);
 size_t ak_good_size(size_t size);
 
 /**
+ * ak_alloc_refused() - whether failure injection refuses this allocation
+ *
+ * For an allocator layered on this one (core/slab.c) that serves a block
+ * without calling ak_malloc(): it asks here so that injection refuses its
+ * blocks as it refuses ak_malloc()'s, and counts the refusal.
+ *
+ * Context: any.
+ * Return: true if the allocation must fail.
+ */
+bool ak_alloc_refused(void);
+
+/**
+ * ak_page_alloc() - allocate @size bytes aligned to @size
+ * @size: a power of two, at least 4096
+ *
+ * Not subject to failure injection (the layer above asks
+ * ak_alloc_refused() for each of its blocks); a real failure is counted.
+ *
+ * Context: any.
+ * Return: the block, or NULL.
+ */
+void *ak_page_alloc(size_t size);
+
+/**
+ * ak_page_free() - release a block from ak_page_alloc()
+ * @p:    the block
+ * @size: its size
+ *
+ * Context: any.
+ */
+void ak_page_free(void *p, size_t size);
+
+/**
  * ak_alloc_fail_after() - make the allocation after the next @n fail
  * @n: allocations to let through before one fails; negative disarms
  *

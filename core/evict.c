@@ -41,6 +41,8 @@
 
 #include <errno.h>
 
+#include "alloc.h"
+
 #define DEAD_SCAN		1024	/* items -M looks at for a dead one */
 #define DEAD_LOOK_MAX		64	/* an eviction's look for a dead one */
 #define SMALL_SHARE		10	/* small holds 1/SMALL_SHARE of the bytes */

@@ -10,11 +10,11 @@
 
 #include <string.h>
 
-#include "alloc.h"
+#include "slab.h"
 
 size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes)
 {
-	return ak_good_size(item_block_size(key_is_integer(key, nkey, NULL),
+	return slab_charge(item_block_size(key_is_integer(key, nkey, NULL),
 					    nkey, nbytes));
 }
 
@@ -25,7 +25,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	uint64_t ikey;
 	bool intkey = key_is_integer(key, nkey, &ikey);
 
-	it = ak_malloc(item_block_size(intkey, nkey, nbytes));
+	it = slab_alloc(item_block_size(intkey, nkey, nbytes));
 	if (!it)
 		return NULL;
 	if (intkey) {
@@ -50,7 +50,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 
 void item_free(struct item *it)
 {
-	ak_free_sized(it, item_block_size_of(it));
+	slab_free(it, item_block_size_of(it));
 }
 
 void item_put(struct item *it)

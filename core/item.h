@@ -4,7 +4,9 @@
  *
  * Layout of the block: the header, then the key bytes (nkey, no NUL), then
  * the value (nbytes) followed by "\r\n", so that a reply sends the value and
- * its terminator with one iovec straight from the item.
+ * its terminator with one iovec straight from the item. The block comes
+ * from slab_alloc(): a slab class between jemalloc's size classes where
+ * that costs less (core/slab.h).
  *
  * The anchors are embedded: hnode (hash chain, string keys) and rbnode (key
  * order, string keys, in a partition's rbtree, with subtree, the size of
@@ -35,10 +37,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "alloc.h"
 #include "hash.h"
 #include "list.h"
 #include "rbtree.h"
+#include "slab.h"
 
 #define KEY_MAX_LENGTH	250
 
@@ -183,15 +185,15 @@ static inline size_t item_block_size_of(const struct item *it)
  * @it: the item
  *
  * What the store counts against the memory limit for @it, computed from
- * its shape (the block is sized exactly, so this is the allocator's size
- * class of it) rather than stored.
+ * its shape rather than stored: slab_charge() of its block, the slab
+ * class's share of its page or jemalloc's size class.
  *
  * Context: any.
  * Return: the bytes.
  */
 static inline size_t item_alloc_size(const struct item *it)
 {
-	return ak_good_size(item_block_size_of(it));
+	return slab_charge(item_block_size_of(it));
 }
 
 /**
@@ -219,7 +221,8 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
  * @nbytes: value length
  *
  * Context: any.
- * Return: the size class item_alloc() would get.
+ * Return: slab_charge() of the block item_alloc() would get: what the
+ * store will count for it.
  */
 size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes);
 

@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <limits.h>
 
+#include "alloc.h"
+
 /* What a walk does with each live item in range; false stops the walk. */
 typedef bool walk_fn(struct store *s, struct shard *sh, struct item *it,
 		     void *arg, struct dead_list *dead);

@@ -17,6 +17,7 @@
  */
 #include "shard.h"
 
+#include "alloc.h"
 #include "rbtree_augmented.h"
 
 #define REHASH_STEP		2	/* old buckets moved per write while growing */

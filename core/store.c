@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "alloc.h"
 #include "number.h"
 
 #define EVICT_ROUNDS		8	/* cross-shard eviction rounds per store */

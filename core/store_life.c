@@ -8,6 +8,8 @@
 
 #include <errno.h>
 
+#include "alloc.h"
+
 #define NSHARDS_MAX		4096
 #define HASH_BITS_DEFAULT	4
 #define HASH_BITS_MAX		30

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <strings.h>
 
+#include "alloc.h"
 #include "meta.h"
 
 #define BIN_HEADER	24u

@@ -46,6 +46,7 @@
 #include "saver.h"
 #include "server.h"
 #include "settings.h"
+#include "slab.h"
 #include "store.h"
 #include "tls.h"
 #include "worker.h"
@@ -167,6 +168,17 @@ static unsigned int log2_u64(uint64_t n)
 	return l;
 }
 
+/* The slab classes between jemalloc's (core/slab.h) that hold items. */
+static void stats_slabs_own(struct reply *out)
+{
+	struct slab_stats ss;
+
+	slab_get_stats(&ss);
+	stat_u64(out, "slab_pages", ss.pages);
+	stat_u64(out, "slab_page_bytes", ss.page_bytes);
+	stat_u64(out, "slab_blocks", ss.blocks);
+}
+
 /* anchorkv's own counters, after memcached's in "stats". */
 static void stats_own(struct reply *out, const struct stats_totals *t,
 		      const struct store_stats *st)
@@ -193,6 +205,7 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "partitions", st->partitions);
 	stat_u64(out, "partition_splits", st->partition_splits);
 	stat_u64(out, "partition_merges", st->partition_merges);
+	stats_slabs_own(out);
 	stat_str(out, "allocator", ak_alloc_name());
 }
 

@@ -68,3 +68,34 @@ def test_rss_bounded_under_set_load(tmp_path):
     assert int(st["bytes"]) <= LIMIT_MIB * MIB
     assert peak <= bound_kib, "peak RSS %d KiB over %d KiB" % (peak,
                                                                bound_kib)
+
+
+def test_items_of_176_bytes_are_not_rounded_to_192(tmp_path):
+    """A string item of a 10-byte key and a 100-byte value is a 176-byte
+    block, which jemalloc rounds to 192 bytes (memcached's slab class for it
+    is 192 bytes too): it is served from a slab class of 176 (core/slab.h),
+    so that 3 MiB holds more such items than 192-byte blocks would, with the
+    hash table, the ring and the ghost counted in the limit as well."""
+    srv = start_release(["-m", "3", "-t", "2"], str(tmp_path))
+    try:
+        with srv.conn() as c:
+            value = b"v" * 100
+            for lo in range(0, 100000, 500):
+                c.send(b"".join(b"set key:%06d 0 0 100 noreply\r\n%s\r\n"
+                                % (i, value) for i in range(lo, lo + 500)))
+            st = c.stats()
+            c.send(b"get key:099999\r\n")
+            c.expect(b"VALUE key:099999 0 100\r\n" + value + b"\r\nEND\r\n")
+    finally:
+        srv.stop()
+    items, nbytes = int(st["curr_items"]), int(st["bytes"])
+    print("items %d, bytes %d (%.1f an item), index_bytes %s, slab pages "
+          "%s of %s bytes" % (items, nbytes, nbytes / items,
+                              st["index_bytes"], st["slab_pages"],
+                              st["slab_page_bytes"]))
+    assert int(st["evictions"]) > 0
+    assert nbytes / items < 180
+    assert items > 3 * MIB // 192
+    assert int(st["slab_blocks"]) >= items
+    # the pages hold the items' bytes, and not much more
+    assert nbytes <= int(st["slab_page_bytes"]) <= nbytes * 1.05 + 65536 * 40

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab.c - the slab classes between jemalloc's (see slab.h).
+ *
+ * The tables are built once before main(): for every 8-byte granule of
+ * size up to SLAB_MAX, the slab class that serves it (or none) and what a
+ * block of it costs. A page is aligned to its own size, so a block's page
+ * is its address with the low bits cleared.
+ *
+ * Lock order: a class lock is a leaf; nothing is taken under it, and the
+ * pages it frees are handed to jemalloc after it is released.
+ */
+#include "slab.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "compiler.h"
+#include "list.h"
+#include "lock.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#define block_poison(p, n)	ASAN_POISON_MEMORY_REGION(p, n)
+#define block_unpoison(p, n)	ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define block_poison(p, n)	((void)(p), (void)(n))
+#define block_unpoison(p, n)	((void)(p), (void)(n))
+#endif
+
+#define SLAB_MIN		128	/* jemalloc's classes are 16 bytes apart
+					 * up to here: nothing to add */
+#define SLAB_PER_DOUBLING	8
+#define SLAB_CLASSES		40	/* 8 per doubling, 128 .. 4096 */
+#define GRANULE_SHIFT		3
+#define GRANULES		((SLAB_MAX >> GRANULE_SHIFT) + 1)
+#define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
+#define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
+#define TCACHE_MAX		16
+
+/*
+ * The head of a page: the blocks follow, from PAGE_HEAD on. @next counts
+ * the blocks ever handed out from the page's end of never-used ones; the
+ * others that are free are on @free, each holding the next.
+ */
+struct slab_page {
+	struct list_head node;	/* on the class's partial list while
+				 * nfree > 0; the wholly free at its tail */
+	void *free;
+	uint32_t nfree;		/* free blocks on the page, used or not */
+	uint32_t next;		/* blocks below it have been handed out */
+};
+
+struct slab_class {
+	struct ak_lock lock;
+	uint32_t size;
+	uint32_t psize;		/* the page's bytes, a power of two */
+	uint32_t per_page;
+	uint32_t charge;	/* slab_charge() of a block */
+	uint32_t tc_max;	/* free blocks a thread keeps */
+	/* below: under lock */
+	struct list_head partial;
+	unsigned int empty;	/* wholly free pages on partial (at most 1
+				 * after a free) */
+	uint64_t pages;
+	uint64_t out;		/* blocks off their pages */
+} __attribute__((aligned(64)));
+
+struct tcache {
+	void *blk[SLAB_CLASSES][TCACHE_MAX];
+	uint8_t n[SLAB_CLASSES];
+	bool registered;	/* the thread's end will flush it */
+};
+
+static struct slab_class classes[SLAB_CLASSES];
+/* per granule: 1 + the class serving it, or 0 for jemalloc */
+static uint8_t granule_class[GRANULES];
+static uint32_t granule_charge[GRANULES];
+static __thread struct tcache tcache;
+static pthread_key_t tcache_key;
+static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
+
+static inline size_t granule(size_t size)
+{
+	return (size + (1u << GRANULE_SHIFT) - 1) >> GRANULE_SHIFT;
+}
+
+/*
+ * jemalloc 5's size class of @size up to SLAB_MAX: 16 bytes apart up to
+ * 128, then four classes per doubling. Computed, not asked, so that every
+ * build charges the same; test_slab checks it against nallocx().
+ */
+static size_t jemalloc_class(size_t size)
+{
+	size_t base = SLAB_MIN, delta;
+
+	if (size <= 8)
+		return 8;
+	if (size <= SLAB_MIN)
+		return (size + 15) & ~(size_t)15;
+	while (base * 2 < size)
+		base *= 2;
+	delta = base / 4;
+	return (size + delta - 1) / delta * delta;
+}
+
+static uint32_t page_charge(size_t size, size_t psize)
+{
+	size_t per = (psize - PAGE_HEAD) / size;
+
+	return (uint32_t)((psize + per - 1) / per);
+}
+
+__attribute__((constructor)) static void slab_tables_init(void)
+{
+	static const uint32_t psizes[] = { 16384, 32768, 65536 };
+	size_t base = SLAB_MIN, g;
+	unsigned int i = 0, k, j;
+
+	for (base = SLAB_MIN; base < SLAB_MAX; base *= 2) {
+		for (k = 1; k <= SLAB_PER_DOUBLING; k++, i++) {
+			struct slab_class *c = &classes[i];
+
+			ak_lock_init(&c->lock);
+			INIT_LIST_HEAD(&c->partial);
+			c->size = (uint32_t)(base + k * base / SLAB_PER_DOUBLING);
+			c->charge = UINT32_MAX;
+			for (j = 0; j < ARRAY_SIZE(psizes); j++) {
+				uint32_t ch = page_charge(c->size, psizes[j]);
+
+				if (ch < c->charge) {
+					c->charge = ch;
+					c->psize = psizes[j];
+				}
+			}
+			c->per_page = (c->psize - PAGE_HEAD) / c->size;
+			c->tc_max = TCACHE_BYTES / c->size;
+			if (c->tc_max > TCACHE_MAX)
+				c->tc_max = TCACHE_MAX;
+			if (c->tc_max < 2)
+				c->tc_max = 2;
+		}
+	}
+	for (g = 0, i = 0; g < GRANULES; g++) {
+		size_t size = g << GRANULE_SHIFT;
+		size_t jc = jemalloc_class(size ? size : 1);
+
+		while (i < SLAB_CLASSES && classes[i].size < size)
+			i++;
+		if (size > SLAB_MIN && i < SLAB_CLASSES &&
+		    classes[i].charge < jc) {
+			granule_class[g] = (uint8_t)(i + 1);
+			granule_charge[g] = classes[i].charge;
+		} else {
+			granule_class[g] = 0;
+			granule_charge[g] = (uint32_t)jc;
+		}
+	}
+}
+
+size_t slab_charge(size_t size)
+{
+	if (unlikely(size > SLAB_MAX))
+		return ak_good_size(size);
+	return granule_charge[granule(size)];
+}
+
+/* ---- the pages of a class, under its lock ---- */
+
+static inline struct slab_page *block_page(const struct slab_class *c,
+					   const void *p)
+{
+	return (struct slab_page *)((uintptr_t)p & ~(uintptr_t)(c->psize - 1));
+}
+
+static inline void *page_block(const struct slab_class *c,
+			       struct slab_page *pg, uint32_t idx)
+{
+	return (char *)pg + PAGE_HEAD + (size_t)idx * c->size;
+}
+
+/* A wholly free page, not yet on the class's list; NULL if out of memory. */
+static struct slab_page *page_new(const struct slab_class *c)
+{
+	struct slab_page *pg = ak_page_alloc(c->psize);
+
+	if (!pg)
+		return NULL;
+	pg->free = NULL;
+	pg->nfree = c->per_page;
+	pg->next = 0;
+	INIT_LIST_HEAD(&pg->node);
+	block_poison(page_block(c, pg, 0), (size_t)c->per_page * c->size);
+	return pg;
+}
+
+/* Take one free block off @pg, which has one. */
+static void *page_take_locked(struct slab_class *c, struct slab_page *pg)
+{
+	void *p;
+
+	if (pg->nfree == c->per_page)
+		c->empty--;
+	if (pg->free) {
+		p = pg->free;
+		block_unpoison(p, sizeof(void *));
+		pg->free = *(void **)p;
+	} else {
+		p = page_block(c, pg, pg->next++);
+	}
+	if (--pg->nfree == 0)
+		list_del_init(&pg->node);
+	return p;
+}
+
+/*
+ * Put @p back on its page. Return: the page if it is now wholly free and
+ * the class already keeps one, unlinked for the caller to free after the
+ * lock; NULL otherwise.
+ */
+static struct slab_page *page_give_locked(struct slab_class *c, void *p)
+{
+	struct slab_page *pg = block_page(c, p);
+
+#ifdef AK_MALLOC_LIBC
+	/* the sanitizer build checks what the release build takes on trust */
+	if ((size_t)((char *)p - (char *)page_block(c, pg, 0)) % c->size ||
+	    (char *)p >= (char *)page_block(c, pg, pg->next))
+		abort();
+#endif
+	block_unpoison(p, sizeof(void *));
+	*(void **)p = pg->free;
+	block_poison(p, sizeof(void *));
+	pg->free = p;
+	if (++pg->nfree == 1)
+		list_add(&pg->node, &c->partial);
+	if (pg->nfree < c->per_page)
+		return NULL;
+	if (c->empty) {
+		list_del_init(&pg->node);
+		c->pages--;
+		return pg;
+	}
+	c->empty++;
+	list_move_tail(&pg->node, &c->partial);
+	return NULL;
+}
+
+/* ---- the thread caches ---- */
+
+static void tcache_end(void *arg)
+{
+	(void)arg;
+	slab_thread_flush();
+}
+
+static void tcache_key_make(void)
+{
+	if (pthread_key_create(&tcache_key, tcache_end))
+		abort();
+}
+
+/* Have the thread's end flush its cache. */
+static __attribute__((noinline)) void tcache_register(struct tcache *tc)
+{
+	pthread_once(&tcache_once, tcache_key_make);
+	tc->registered = true;
+	pthread_setspecific(tcache_key, tc);
+}
+
+/* Give the @n oldest blocks of @tc's class @i back to their pages. */
+static void tcache_drain(struct tcache *tc, unsigned int i, unsigned int n)
+{
+	struct slab_class *c = &classes[i];
+	struct slab_page *done = NULL, *pg;
+	unsigned int k;
+
+	ak_lock_acquire(&c->lock);
+	for (k = 0; k < n; k++) {
+		pg = page_give_locked(c, tc->blk[i][k]);
+		if (pg) {
+			pg->free = done;
+			done = pg;
+		}
+	}
+	c->out -= n;
+	ak_lock_release(&c->lock);
+	tc->n[i] = (uint8_t)(tc->n[i] - n);
+	memmove(tc->blk[i], tc->blk[i] + n, tc->n[i] * sizeof(void *));
+	while (done) {
+		pg = done;
+		done = pg->free;
+		ak_page_free(pg, c->psize);
+	}
+}
+
+/*
+ * Fill @tc's class @i with up to half its bound of free blocks, from the
+ * class's pages or a new one, and hand out one. Return: the block, or
+ * NULL if no page could be had.
+ */
+static __attribute__((noinline)) void *tcache_fill(struct tcache *tc,
+						   unsigned int i)
+{
+	struct slab_class *c = &classes[i];
+	struct slab_page *fresh = NULL;
+	unsigned int want = c->tc_max / 2, got;
+	void *p;
+
+	if (unlikely(!tc->registered))
+		tcache_register(tc);
+	for (;;) {
+		ak_lock_acquire(&c->lock);
+		if (fresh) {
+			list_add_tail(&fresh->node, &c->partial);
+			c->empty++;
+			c->pages++;
+		}
+		for (got = 0; got < want && !list_empty(&c->partial); got++)
+			tc->blk[i][tc->n[i]++] = page_take_locked(c,
+				list_first_entry(&c->partial, struct slab_page,
+						 node));
+		c->out += got;
+		ak_lock_release(&c->lock);
+		if (got)
+			break;
+		fresh = page_new(c);
+		if (!fresh)
+			return NULL;
+	}
+	for (got = 0; got < tc->n[i]; got++)	/* all are free and poisoned */
+		block_poison(tc->blk[i][got], c->size);
+	p = tc->blk[i][--tc->n[i]];
+	block_unpoison(p, c->size);
+	return p;
+}
+
+void slab_thread_flush(void)
+{
+	struct tcache *tc = &tcache;
+	unsigned int i;
+
+	for (i = 0; i < SLAB_CLASSES; i++)
+		if (tc->n[i])
+			tcache_drain(tc, i, tc->n[i]);
+	tc->registered = false;
+}
+
+/* ---- the interface ---- */
+
+void *slab_alloc(size_t size)
+{
+	struct tcache *tc = &tcache;
+	unsigned int ci;
+	void *p;
+
+	if (unlikely(size > SLAB_MAX) || !(ci = granule_class[granule(size)]))
+		return ak_malloc(size);
+	if (unlikely(ak_alloc_refused()))
+		return NULL;
+	ci--;
+	if (unlikely(!tc->n[ci]))
+		return tcache_fill(tc, ci);
+	p = tc->blk[ci][--tc->n[ci]];
+	block_unpoison(p, classes[ci].size);
+	return p;
+}
+
+void slab_free(void *p, size_t size)
+{
+	struct tcache *tc = &tcache;
+	const struct slab_class *c;
+	unsigned int ci;
+
+	if (unlikely(size > SLAB_MAX) || !(ci = granule_class[granule(size)])) {
+		ak_free_sized(p, size);
+		return;
+	}
+	if (unlikely(!p))
+		return;
+	ci--;
+	c = &classes[ci];
+	block_poison(p, c->size);
+	if (unlikely(tc->n[ci] >= c->tc_max))
+		tcache_drain(tc, ci, c->tc_max / 2);
+	tc->blk[ci][tc->n[ci]++] = p;
+	if (unlikely(!tc->registered))
+		tcache_register(tc);
+}
+
+void slab_get_stats(struct slab_stats *st)
+{
+	unsigned int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < SLAB_CLASSES; i++) {
+		struct slab_class *c = &classes[i];
+
+		ak_lock_acquire(&c->lock);
+		st->pages += c->pages;
+		st->page_bytes += c->pages * c->psize;
+		st->blocks += c->out;
+		st->block_bytes += c->out * c->charge;
+		ak_lock_release(&c->lock);
+	}
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab.h - finer size classes than jemalloc's for the item blocks.
+ *
+ * jemalloc rounds a block above 128 bytes up to one of four classes per
+ * doubling (160, 192, 224, 256, 320, ...): a 176-byte item (a 64-byte
+ * header, a 10-byte key, 100 bytes of value and "\r\n") takes 192 bytes,
+ * 9 % more than it needs. The slabs add the classes between jemalloc's,
+ * eight per doubling from 144 to 4096 bytes, carved from pages of 16, 32
+ * or 64 KiB that jemalloc hands out; a block size is served from a slab
+ * class only where that costs less than jemalloc's class, counting the
+ * class's share of its page (page header and tail), and from jemalloc
+ * otherwise. The classes and what each block costs are the same in every
+ * build (they do not ask the allocator), so a store holds the same items
+ * at the same limit with jemalloc and in the sanitizer build.
+ *
+ * A page holds blocks of one class; its header (the first 32 bytes) keeps
+ * the page's free blocks and how many. Each thread keeps a few free blocks
+ * of each class (at most 8 KiB of a class) so that an allocation or a free
+ * takes no lock mostly; the class lock guards the pages. A page whose
+ * blocks are all free goes back to jemalloc, but one per class, kept for
+ * the next allocation.
+ *
+ * Synchronization: thread safe. A thread that ends returns its free
+ * blocks (a thread-specific destructor); slab_thread_flush() does it early.
+ */
+#ifndef ANCHORKV_SLAB_H
+#define ANCHORKV_SLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SLAB_MAX	4096	/* the largest block a slab class serves */
+
+/**
+ * slab_charge() - the bytes a block of @size costs
+ * @size: a block size
+ *
+ * The memory a block takes from its allocator: a slab class's size plus
+ * its share of the page (the page's bytes over its blocks, rounded up), or
+ * jemalloc's size class (whatever the build's allocator) for a size no
+ * slab class serves more cheaply. What the store counts for an item.
+ *
+ * Context: any.
+ * Return: the bytes, >= @size.
+ */
+size_t slab_charge(size_t size);
+
+/**
+ * slab_alloc() - allocate a block of @size bytes
+ * @size: bytes wanted, at least 1
+ *
+ * From a slab class, or from ak_malloc() where slab_charge() says
+ * jemalloc's class is as cheap. The block is 16-byte aligned. Fault
+ * injection (core/alloc.h) refuses it as it would an ak_malloc().
+ *
+ * Context: any; may take a class lock (a leaf: nothing is taken under it).
+ * Return: the block, or NULL when memory (real or injected) is exhausted.
+ */
+void *slab_alloc(size_t size);
+
+/**
+ * slab_free() - release a block from slab_alloc()
+ * @p:    the block, or NULL
+ * @size: the size it was allocated with
+ *
+ * Context: any, on any thread; may take a class lock.
+ */
+void slab_free(void *p, size_t size);
+
+/**
+ * slab_thread_flush() - give this thread's cached free blocks back
+ *
+ * To their pages, which then go back to jemalloc if all their blocks are
+ * free. A thread's end does the same.
+ *
+ * Context: any.
+ */
+void slab_thread_flush(void);
+
+/**
+ * struct slab_stats - what slab_get_stats() reports
+ * @pages:      pages the classes hold
+ * @page_bytes: their bytes
+ * @blocks:     blocks handed out (neither free on a page nor in a thread's
+ *              cache)
+ * @block_bytes: slab_charge() of those blocks
+ */
+struct slab_stats {
+	uint64_t pages;
+	uint64_t page_bytes;
+	uint64_t blocks;
+	uint64_t block_bytes;
+};
+
+/**
+ * slab_get_stats() - the classes' totals
+ * @st: filled in
+ *
+ * Context: any; takes each class lock in turn.
+ */
+void slab_get_stats(struct slab_stats *st);
+
+#endif /* ANCHORKV_SLAB_H */

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_slab.c - core/slab.h: what a block costs, and the blocks themselves.
+ *
+ * Built twice, as test_alloc is: with the sanitizers (the C library's
+ * malloc under the pages; ASan sees a block used after its free while it
+ * waits in a cache or on its page) and as test_slab_jemalloc against the
+ * release objects, where the charge of every size a slab class does not
+ * serve must be jemalloc's own class (nallocx()), and never more.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "slab.h"
+
+static void test_charge_is_never_above_jemalloc(void)
+{
+	bool jemalloc = !strcmp(ak_alloc_name(), "jemalloc");
+	unsigned long bad = 0, below = 0, finer = 0;
+	size_t size, prev = 0;
+
+	for (size = 1; size <= SLAB_MAX + 5000; size++) {
+		size_t ch = slab_charge(size);
+
+		if (ch < size || ch < prev)
+			below++;
+		prev = ch;
+		if (jemalloc && ch > ak_good_size(size))
+			bad++;
+		if (jemalloc && ch < ak_good_size(size))
+			finer++;
+	}
+	CHECK_MSG(!below, "%lu sizes charged below their size or a smaller "
+		  "size", below);
+	CHECK_MSG(!bad, "%lu sizes charged above jemalloc's class", bad);
+	if (jemalloc)
+		CHECK_MSG(finer > SLAB_MAX / 4, "only %lu sizes cheaper than "
+			  "jemalloc", finer);
+	/* the string item of a 10-byte key and 100 bytes of value */
+	CHECK(slab_charge(176) < 192);
+	CHECK(slab_charge(176) <= 180);
+	/* sizes jemalloc serves at no loss stay with it */
+	CHECK(slab_charge(160) == 160);
+	CHECK(slab_charge(100) == 112);
+	CHECK(slab_charge(SLAB_MAX + 1) == ak_good_size(SLAB_MAX + 1));
+}
+
+#define BLOCKS	20000
+
+struct blk {
+	unsigned char *p;
+	size_t size;
+};
+
+static struct blk blks[BLOCKS];
+
+static size_t size_of(unsigned int i)
+{
+	return 129 + (i * 2654435761u) % (SLAB_MAX + 600);
+}
+
+static void test_blocks_hold_their_bytes(void)
+{
+	struct slab_stats st;
+	unsigned long bad = 0, misaligned = 0;
+	unsigned int i;
+	size_t k;
+
+	for (i = 0; i < BLOCKS; i++) {
+		blks[i].size = size_of(i);
+		blks[i].p = slab_alloc(blks[i].size);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+		if ((uintptr_t)blks[i].p & 15)
+			misaligned++;
+		memset(blks[i].p, (int)(i & 0xff), blks[i].size);
+	}
+	slab_get_stats(&st);
+	CHECK(st.pages > 0);
+	CHECK(st.blocks > 0 && st.blocks <= BLOCKS);
+	CHECK(st.page_bytes >= st.block_bytes);
+	/* free every other one, allocate them again, check everybody */
+	for (i = 0; i < BLOCKS; i += 2)
+		slab_free(blks[i].p, blks[i].size);
+	for (i = 0; i < BLOCKS; i += 2) {
+		blks[i].p = slab_alloc(blks[i].size);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+		memset(blks[i].p, (int)(i & 0xff), blks[i].size);
+	}
+	for (i = 0; i < BLOCKS; i++)
+		for (k = 0; k < blks[i].size; k++)
+			if (blks[i].p[k] != (unsigned char)(i & 0xff)) {
+				bad++;
+				break;
+			}
+	CHECK_MSG(!bad, "%lu blocks overwritten", bad);
+	CHECK(!misaligned);
+	for (i = 0; i < BLOCKS; i++)
+		slab_free(blks[i].p, blks[i].size);
+	slab_thread_flush();
+	slab_get_stats(&st);
+	CHECK_MSG(st.blocks == 0, "%llu blocks still out",
+		  (unsigned long long)st.blocks);
+	/* what stays is at most one wholly free page a class */
+	CHECK_MSG(st.pages <= 40, "%llu pages kept",
+		  (unsigned long long)st.pages);
+}
+
+static void test_free_pages_go_back(void)
+{
+	struct slab_stats before, full, after;
+	unsigned int i;
+
+	slab_get_stats(&before);
+	for (i = 0; i < BLOCKS; i++) {
+		blks[i].size = 176;
+		blks[i].p = slab_alloc(176);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+	}
+	slab_get_stats(&full);
+	CHECK_MSG(full.page_bytes >= BLOCKS * 176, "%llu page bytes hold "
+		  "%d blocks of 176", (unsigned long long)full.page_bytes,
+		  BLOCKS);
+	/* the charge covers what the pages take */
+	CHECK(full.page_bytes - before.page_bytes <=
+	      (uint64_t)BLOCKS * slab_charge(176) + 65536);
+	for (i = 0; i < BLOCKS; i++)
+		slab_free(blks[i].p, 176);
+	slab_thread_flush();
+	slab_get_stats(&after);
+	CHECK(after.pages <= before.pages + 1);
+	CHECK(after.blocks == 0);
+}
+
+static void test_injected_failure_refuses_a_block(void)
+{
+	void *p;
+
+	ak_alloc_fail_after(0);
+	p = slab_alloc(176);
+	CHECK(!p);
+	p = slab_alloc(176);
+	CHECK(p);
+	slab_free(p, 176);
+	slab_free(NULL, 176);
+	ak_alloc_fail_after(-1);
+}
+
+/* Blocks allocated on one thread and freed on another, both ways. */
+#define ROUNDS		200
+#define PER_ROUND	256
+
+struct handoff {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	void *blocks[PER_ROUND];
+	int full;		/* 1: blocks wait for the consumer */
+	int done;
+};
+
+static void *consumer(void *arg)
+{
+	struct handoff *h = arg;
+	unsigned int r, i;
+
+	for (r = 0; r < ROUNDS; r++) {
+		pthread_mutex_lock(&h->mu);
+		while (!h->full)
+			pthread_cond_wait(&h->cv, &h->mu);
+		for (i = 0; i < PER_ROUND; i++)
+			slab_free(h->blocks[i], size_of(i));
+		h->full = 0;
+		pthread_cond_signal(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+	}
+	/* and some of its own, cached when it ends */
+	for (i = 0; i < PER_ROUND; i++)
+		h->blocks[i] = slab_alloc(size_of(i));
+	for (i = 0; i < PER_ROUND; i++)
+		slab_free(h->blocks[i], size_of(i));
+	return NULL;
+}
+
+static void test_threads_hand_blocks_over(void)
+{
+	struct handoff h = { .mu = PTHREAD_MUTEX_INITIALIZER,
+			     .cv = PTHREAD_COND_INITIALIZER };
+	struct slab_stats st;
+	pthread_t t;
+	unsigned int r, i;
+
+	slab_thread_flush();
+	CHECK(!pthread_create(&t, NULL, consumer, &h));
+	for (r = 0; r < ROUNDS; r++) {
+		pthread_mutex_lock(&h.mu);
+		while (h.full)
+			pthread_cond_wait(&h.cv, &h.mu);
+		for (i = 0; i < PER_ROUND; i++) {
+			h.blocks[i] = slab_alloc(size_of(i));
+			memset(h.blocks[i], 0x5a, size_of(i));
+		}
+		h.full = 1;
+		pthread_cond_signal(&h.cv);
+		pthread_mutex_unlock(&h.mu);
+	}
+	CHECK(!pthread_join(t, NULL));
+	slab_thread_flush();
+	slab_get_stats(&st);
+	CHECK_MSG(st.blocks == 0, "%llu blocks still out after both threads "
+		  "flushed", (unsigned long long)st.blocks);
+}
+
+int main(void)
+{
+	printf("allocator: %s\n", ak_alloc_name());
+	test_charge_is_never_above_jemalloc();
+	test_blocks_hold_their_bytes();
+	test_free_pages_go_back();
+	test_injected_failure_refuses_a_block();
+	test_threads_hand_blocks_over();
+	return check_report();
+}
