@@ -730,8 +730,11 @@ static inline struct slist_head *shard_rehash_step_locked(struct store *s,
 
 /*
  * Whether a write should be followed by shard_grow(): at a load of 1.5;
- * but when the doubled array would not fit under the memory limit
- * without evicting (its bytes are items lost), at a load of 2.
+ * but at a load of 2 when the doubled array would not fit under the
+ * memory limit without evicting (its bytes are items lost), or when the
+ * table holds at a load of 2 as many items as the shard's share of the
+ * limit can, at the shard's bytes an item (the store will fill before
+ * the doubled array is needed).
  */
 static inline bool shard_wants_grow_locked(const struct store *s,
 					   const struct shard *sh)
@@ -742,8 +745,14 @@ static inline bool shard_wants_grow_locked(const struct store *s,
 	ak_lock_assert_held(&sh->lock);
 	if (!htable_wants_grow(&sh->ht) || sh->ht.count < sh->grow_retry_at)
 		return false;
-	if (limit && __atomic_load_n(&s->mem_used, __ATOMIC_RELAXED) +
-		     2 * size * sizeof(struct slist_head) > limit)
+	if (!limit)
+		return true;
+	if (__atomic_load_n(&s->mem_used, __ATOMIC_RELAXED) +
+	    2 * size * sizeof(struct slist_head) > limit)
+		return sh->ht.count > 2 * size;
+	/* items the shard's share holds: limit / shards / (bytes / items) */
+	if (sh->bytes && (double)limit * (double)sh->curr_items <=
+	    (double)(2 * size) * (double)s->cfg.nshards * (double)sh->bytes)
 		return sh->ht.count > 2 * size;
 	return true;
 }

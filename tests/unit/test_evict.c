@@ -418,6 +418,44 @@ static void test_full_store_keeps_its_hash_table(void)
 	store_destroy(s);
 }
 
+/*
+ * A limit that holds fewer items than the table does at a load of 2 (at
+ * the bytes an item takes so far): the table does not double at 1.5 even
+ * while the doubled array would still fit, because its bytes would be
+ * items lost once the store is full.
+ */
+static void test_table_not_doubled_past_what_the_limit_holds(void)
+{
+	struct store *s = new_store(0, 4);
+	struct store_stats st;
+	uint64_t per_item;
+	unsigned int i;
+	char key[32];
+
+	if (!s)
+		return;
+	for (i = 0; i < 300; i++) {		/* 256 buckets */
+		snprintf(key, sizeof(key), "h%u", 1000 + i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	store_stats(s, &st);
+	per_item = st.bytes / st.curr_items;
+	/* room for the doubled array and about 100 more items: ~460 in all */
+	CHECK(store_set_mem_limit(s, store_memory_used(s) + 512 * 8 +
+				  100 * per_item) == 0);
+	for (i = 300; i < 1000; i++) {
+		snprintf(key, sizeof(key), "h%u", 1000 + i);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+	store_stats(s, &st);
+	CHECK_MSG(st.evictions > 0 && st.hash_buckets == 256 &&
+		  st.curr_items > 384,
+		  "evictions %" PRIu64 ", %" PRIu64 " items in %" PRIu64
+		  " buckets", st.evictions, st.curr_items, st.hash_buckets);
+	check_store(s, "table sized for the limit");
+	store_destroy(s);
+}
+
 int main(void)
 {
 	hash_init();
@@ -428,5 +466,6 @@ int main(void)
 	test_dead_go_first();
 	test_failed_queue_growth_backs_off();
 	test_full_store_keeps_its_hash_table();
+	test_table_not_doubled_past_what_the_limit_holds();
 	return check_report();
 }
