@@ -34,8 +34,7 @@
 					 * up to here: nothing to add */
 #define SLAB_PER_DOUBLING	8
 #define SLAB_CLASSES		40	/* 8 per doubling, 128 .. 4096 */
-#define GRANULE_SHIFT		3
-#define GRANULES		((SLAB_MAX >> GRANULE_SHIFT) + 1)
+#define GRANULES		((SLAB_MAX >> SLAB_GRANULE_SHIFT) + 1)
 #define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
 #define TCACHE_MAX		16
@@ -75,17 +74,11 @@ struct tcache {
 };
 
 static struct slab_class classes[SLAB_CLASSES];
-/* per granule: 1 + the class serving it, or 0 for jemalloc */
-static uint8_t granule_class[GRANULES];
-static uint32_t granule_charge[GRANULES];
+uint8_t slab_granule_class[GRANULES];
+uint32_t slab_granule_charge[GRANULES];
 static __thread struct tcache tcache;
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
-
-static inline size_t granule(size_t size)
-{
-	return (size + (1u << GRANULE_SHIFT) - 1) >> GRANULE_SHIFT;
-}
 
 /*
  * jemalloc 5's size class of @size up to SLAB_MAX: 16 bytes apart up to
@@ -144,27 +137,20 @@ __attribute__((constructor)) static void slab_tables_init(void)
 		}
 	}
 	for (g = 0, i = 0; g < GRANULES; g++) {
-		size_t size = g << GRANULE_SHIFT;
+		size_t size = g << SLAB_GRANULE_SHIFT;
 		size_t jc = jemalloc_class(size ? size : 1);
 
 		while (i < SLAB_CLASSES && classes[i].size < size)
 			i++;
 		if (size > SLAB_MIN && i < SLAB_CLASSES &&
 		    classes[i].charge < jc) {
-			granule_class[g] = (uint8_t)(i + 1);
-			granule_charge[g] = classes[i].charge;
+			slab_granule_class[g] = (uint8_t)(i + 1);
+			slab_granule_charge[g] = classes[i].charge;
 		} else {
-			granule_class[g] = 0;
-			granule_charge[g] = (uint32_t)jc;
+			slab_granule_class[g] = 0;
+			slab_granule_charge[g] = (uint32_t)jc;
 		}
 	}
-}
-
-size_t slab_charge(size_t size)
-{
-	if (unlikely(size > SLAB_MAX))
-		return ak_good_size(size);
-	return granule_charge[granule(size)];
 }
 
 /* ---- the pages of a class, under its lock ---- */
@@ -350,17 +336,13 @@ void slab_thread_flush(void)
 
 /* ---- the interface ---- */
 
-void *slab_alloc(size_t size)
+void *slab_alloc_class(unsigned int ci)
 {
 	struct tcache *tc = &tcache;
-	unsigned int ci;
 	void *p;
 
-	if (unlikely(size > SLAB_MAX) || !(ci = granule_class[granule(size)]))
-		return ak_malloc(size);
 	if (unlikely(ak_alloc_refused()))
 		return NULL;
-	ci--;
 	if (unlikely(!tc->n[ci]))
 		return tcache_fill(tc, ci);
 	p = tc->blk[ci][--tc->n[ci]];
@@ -368,20 +350,11 @@ void *slab_alloc(size_t size)
 	return p;
 }
 
-void slab_free(void *p, size_t size)
+void slab_free_class(void *p, unsigned int ci)
 {
 	struct tcache *tc = &tcache;
-	const struct slab_class *c;
-	unsigned int ci;
+	const struct slab_class *c = &classes[ci];
 
-	if (unlikely(size > SLAB_MAX) || !(ci = granule_class[granule(size)])) {
-		ak_free_sized(p, size);
-		return;
-	}
-	if (unlikely(!p))
-		return;
-	ci--;
-	c = &classes[ci];
 	block_poison(p, c->size);
 	if (unlikely(tc->n[ci] >= c->tc_max))
 		tcache_drain(tc, ci, c->tc_max / 2);

@@ -31,7 +31,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
+
 #define SLAB_MAX	4096	/* the largest block a slab class serves */
+
+#define SLAB_GRANULE_SHIFT	3
+
+/* Per 8-byte granule of size up to SLAB_MAX, built before main(): the
+ * class serving it plus one (0: jemalloc), and what a block of it costs. */
+extern uint8_t slab_granule_class[];
+extern uint32_t slab_granule_charge[];
+
+static inline size_t slab_granule(size_t size)
+{
+	return (size + (1u << SLAB_GRANULE_SHIFT) - 1) >> SLAB_GRANULE_SHIFT;
+}
 
 /**
  * slab_charge() - the bytes a block of @size costs
@@ -45,7 +59,15 @@
  * Context: any.
  * Return: the bytes, >= @size.
  */
-size_t slab_charge(size_t size);
+static inline size_t slab_charge(size_t size)
+{
+	if (__builtin_expect(size > SLAB_MAX, 0))
+		return ak_good_size(size);
+	return slab_granule_charge[slab_granule(size)];
+}
+
+void *slab_alloc_class(unsigned int ci);
+void slab_free_class(void *p, unsigned int ci);
 
 /**
  * slab_alloc() - allocate a block of @size bytes
@@ -58,7 +80,14 @@ size_t slab_charge(size_t size);
  * Context: any; may take a class lock (a leaf: nothing is taken under it).
  * Return: the block, or NULL when memory (real or injected) is exhausted.
  */
-void *slab_alloc(size_t size);
+static inline void *slab_alloc(size_t size)
+{
+	unsigned int ci;
+
+	if (size > SLAB_MAX || !(ci = slab_granule_class[slab_granule(size)]))
+		return ak_malloc(size);
+	return slab_alloc_class(ci - 1);
+}
 
 /**
  * slab_free() - release a block from slab_alloc()
@@ -67,7 +96,15 @@ void *slab_alloc(size_t size);
  *
  * Context: any, on any thread; may take a class lock.
  */
-void slab_free(void *p, size_t size);
+static inline void slab_free(void *p, size_t size)
+{
+	unsigned int ci;
+
+	if (size > SLAB_MAX || !(ci = slab_granule_class[slab_granule(size)]))
+		ak_free_sized(p, size);
+	else if (p)
+		slab_free_class(p, ci - 1);
+}
 
 /**
  * slab_thread_flush() - give this thread's cached free blocks back

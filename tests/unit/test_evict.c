@@ -387,34 +387,47 @@ static void test_failed_queue_growth_backs_off(void)
  * At the memory limit the hash table doubles at a load of 2, not 1.5:
  * the doubled array's bytes would be items evicted for it.
  */
+/* Set the keys h<1000 + from> .. h<1000 + to - 1>. */
+static void set_keys(struct store *s, unsigned int from, unsigned int to)
+{
+	char key[32];
+
+	for (; from < to; from++) {
+		snprintf(key, sizeof(key), "h%u", 1000 + from);
+		CHECK(set_key(s, key, 0) == STORE_STORED);
+	}
+}
+
+/* The store evicted, kept @buckets, and holds more than @items. */
+static void check_table_kept(struct store *s, uint64_t buckets,
+			     uint64_t items, const char *what)
+{
+	struct store_stats st;
+
+	store_stats(s, &st);
+	CHECK_MSG(st.evictions > 0 && st.hash_buckets == buckets &&
+		  st.curr_items > items,
+		  "%s: evictions %" PRIu64 ", %" PRIu64 " items in %" PRIu64
+		  " buckets", what, st.evictions, st.curr_items,
+		  st.hash_buckets);
+	check_store(s, what);
+}
+
 static void test_full_store_keeps_its_hash_table(void)
 {
 	struct store *s = new_store(0, 4);
 	struct store_stats st;
-	unsigned int i;
-	char key[32];
 
 	if (!s)
 		return;
-	for (i = 0; i < 384; i++) {		/* 256 buckets, load 1.5 */
-		snprintf(key, sizeof(key), "h%u", 1000 + i);
-		CHECK(set_key(s, key, 0) == STORE_STORED);
-	}
+	set_keys(s, 0, 384);			/* 256 buckets, load 1.5 */
 	store_stats(s, &st);
 	CHECK_MSG(st.hash_buckets == 256, "%" PRIu64 " buckets",
 		  st.hash_buckets);
 	/* room for a few more items, not for 512 more buckets */
 	CHECK(store_set_mem_limit(s, store_memory_used(s) + 2048) == 0);
-	for (i = 384; i < 1000; i++) {
-		snprintf(key, sizeof(key), "h%u", 1000 + i);
-		CHECK(set_key(s, key, 0) == STORE_STORED);
-	}
-	store_stats(s, &st);
-	CHECK_MSG(st.evictions > 0 && st.hash_buckets == 256 &&
-		  st.curr_items > 384,
-		  "evictions %" PRIu64 ", %" PRIu64 " items in %" PRIu64
-		  " buckets", st.evictions, st.curr_items, st.hash_buckets);
-	check_store(s, "hash at the limit");
+	set_keys(s, 384, 1000);
+	check_table_kept(s, 256, 384, "hash at the limit");
 	store_destroy(s);
 }
 
@@ -428,31 +441,16 @@ static void test_table_not_doubled_past_what_the_limit_holds(void)
 {
 	struct store *s = new_store(0, 4);
 	struct store_stats st;
-	uint64_t per_item;
-	unsigned int i;
-	char key[32];
 
 	if (!s)
 		return;
-	for (i = 0; i < 300; i++) {		/* 256 buckets */
-		snprintf(key, sizeof(key), "h%u", 1000 + i);
-		CHECK(set_key(s, key, 0) == STORE_STORED);
-	}
+	set_keys(s, 0, 300);			/* 256 buckets */
 	store_stats(s, &st);
-	per_item = st.bytes / st.curr_items;
 	/* room for the doubled array and about 100 more items: ~460 in all */
 	CHECK(store_set_mem_limit(s, store_memory_used(s) + 512 * 8 +
-				  100 * per_item) == 0);
-	for (i = 300; i < 1000; i++) {
-		snprintf(key, sizeof(key), "h%u", 1000 + i);
-		CHECK(set_key(s, key, 0) == STORE_STORED);
-	}
-	store_stats(s, &st);
-	CHECK_MSG(st.evictions > 0 && st.hash_buckets == 256 &&
-		  st.curr_items > 384,
-		  "evictions %" PRIu64 ", %" PRIu64 " items in %" PRIu64
-		  " buckets", st.evictions, st.curr_items, st.hash_buckets);
-	check_store(s, "table sized for the limit");
+				  100 * (st.bytes / st.curr_items)) == 0);
+	set_keys(s, 300, 1000);
+	check_table_kept(s, 256, 384, "table sized for the limit");
 	store_destroy(s);
 }
 
