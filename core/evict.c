@@ -364,6 +364,18 @@ static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 
 /* ---- the queues' memory ---- */
 
+/*
+ * The item count up to which neither the ring nor the ghost asks to grow
+ * (queues_want_sizes()): a store checks no more than that until then.
+ */
+static void queues_check_at_set(struct shard *sh)
+{
+	uint64_t ring = SMALL_ITEMS_PER_SLOT * (sh->small_mask + 1);
+	uint64_t ghost = (sh->ghost_mask + 1) * GHOST_WAYS * 3 / 2;
+
+	sh->queues_check_at = ring < ghost ? ring : ghost;
+}
+
 /**
  * queues_init() - give an empty shard its first small ring and ghost
  * @sh:   the shard, not yet in use
@@ -392,6 +404,7 @@ int queues_init(struct shard *sh, unsigned int bits)
 	}
 	sh->small_mask = slots - 1;
 	sh->ghost_mask = buckets - 1;
+	queues_check_at_set(sh);
 	return 0;
 }
 
@@ -434,7 +447,8 @@ bool queues_want_grow_locked(const struct shard *sh)
 	uint64_t slots, buckets;
 
 	ak_lock_assert_held(&sh->lock);
-	if (sh->curr_items < sh->queues_retry_at)
+	if (sh->curr_items < sh->queues_retry_at ||
+	    (!sh->queues_grow && sh->curr_items <= sh->queues_check_at))
 		return false;
 	queues_want_sizes(sh, &slots, &buckets);
 	return slots != sh->small_mask + 1 || buckets != sh->ghost_mask + 1;
@@ -513,6 +527,7 @@ void queues_grow(struct store *s, struct shard *sh)
 		ghost = NULL;
 	}
 	sh->index_bytes += add;
+	queues_check_at_set(sh);
 out_unlock:
 	shard_unlock(sh);
 	items_release(&dead);

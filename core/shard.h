@@ -141,6 +141,8 @@ struct shard {
 	uint64_t ghost_entries;
 	unsigned int ghost_way;		/* the way a full bucket loses next */
 	bool queues_grow;		/* the window was too short for small */
+	uint64_t queues_check_at;	/* curr_items up to which the ring
+					 * and the ghost need not grow */
 	uint64_t queues_retry_at;	/* curr_items before a failed
 					 * queues_grow() tries again */
 	unsigned int dead_look;		/* items an eviction's dead search
