@@ -120,8 +120,8 @@ void slab_thread_flush(void);
  * struct slab_stats - what slab_get_stats() reports
  * @pages:      pages the classes hold
  * @page_bytes: their bytes
- * @blocks:     blocks handed out (neither free on a page nor in a thread's
- *              cache)
+ * @blocks:     blocks off their pages: handed out, or free in a thread's
+ *              cache (at most 8 KiB of a class a thread)
  * @block_bytes: slab_charge() of those blocks
  */
 struct slab_stats {
