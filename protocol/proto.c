@@ -210,13 +210,12 @@ static size_t proto_command(struct proto_conn *pc, const char *buf,
 			return n;
 		pc->noreply = false;
 	}
-	nl = memchr(buf, '\n', len);
+	nl = proto_line(buf, len, &end);	/* memcached's: \r\n, \n, a NUL */
 	if (!nl) {
 		if (len > PROTO_LINE_MAX)
 			return proto_long_line(pc, buf, len);
 		return 0;
 	}
-	end = proto_line_end(buf, nl);	/* memcached's: \r\n, \n, a NUL */
 	p = buf;
 	while (p < end && *p == ' ')
 		p++;

@@ -21,7 +21,7 @@ size_t proto_auth_command(struct proto_conn *pc, const char *buf,
 				 size_t len)
 {
 	struct proto_ctx *ctx = pc->ctx;
-	const char *nl = memchr(buf, '\n', len), *end, *data;
+	const char *end, *data, *nl = proto_line(buf, len, &end);
 	struct parse_line l;
 	uint32_t size;
 	size_t used;
@@ -31,7 +31,6 @@ size_t proto_auth_command(struct proto_conn *pc, const char *buf,
 			pc->state = PROTO_CLOSED;
 		return 0;
 	}
-	end = proto_line_end(buf, nl);
 	used = (size_t)(nl + 1 - buf);
 	parse_tokenize(&l, buf, end);
 	if (l.ntok < 5 || !CMD_IS(&l, "set") || !parse_u32(&l.tok[4], &size)) {

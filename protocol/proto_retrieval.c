@@ -190,7 +190,7 @@ static const char *proto_get_answered(struct proto_conn *pc, const char *p,
 
 /*
  * A NUL in the key token [@key, @p) of a get line: the line ends there, as
- * proto_line_end() ends a whole line (this is a line read in pieces, longer
+ * proto_line() ends a whole line (this is a line read in pieces, longer
  * than PROTO_LINE_MAX). The bytes before the NUL are the last key; the
  * rest of the line, up to its newline, is read and not answered.
  * @end, @eol: as proto_get_keys(). Return: as proto_get_keys().

@@ -30,6 +30,7 @@
 #include "hash.h"
 #include "item.h"
 #include "proto.h"
+#include "proto_cmd.h"
 #include "reply.h"
 #include "store.h"
 
@@ -1723,6 +1724,50 @@ static void test_own_answers(void)
 
 /* Where anchorkv answers differently from memcached 1.6.18 on purpose;
  * memcached's answer is in each comment. */
+/*
+ * The one-pass scan for a line's newline or NUL (sixteen bytes a step,
+ * the last step overlapping) finds what two memchr() calls find, at every
+ * length, position and mix, in buffers allocated to the byte so that the
+ * sanitizer sees any read past them; and proto_line() ends the content
+ * where memcached does.
+ */
+static void test_line_scan_finds_the_first_newline_or_nul(void)
+{
+	unsigned int len, r, bad = 0;
+
+	for (len = 0; len <= 80; len++) {
+		for (r = 0; r < 200; r++) {
+			char *b = malloc(len ? len : 1);
+			const char *want, *got, *nl, *z, *end = NULL, *wend;
+			unsigned int i, marks = rnd_below(4);
+
+			for (i = 0; i < len; i++)
+				b[i] = (char)('a' + rnd_below(26));
+			for (i = 0; len && i < marks; i++) {
+				static const char m[] = { '\n', '\0', '\r' };
+
+				b[rnd_below(len)] = m[rnd_below(3)];
+			}
+			if (len && rnd_below(4) == 0)	/* at the last byte */
+				b[len - 1] = rnd_below(2) ? '\n' : '\0';
+			nl = memchr(b, '\n', len);
+			z = memchr(b, '\0', nl ? (size_t)(nl - b) : len);
+			want = z ? z : nl;
+			got = proto_nl_or_nul(b, len);
+			if (got != want)
+				bad++;
+			/* the content: up to a NUL, else up to "\r\n"/"\n" */
+			wend = z ? z : (nl && nl - b > 1 && nl[-1] == '\r') ?
+			       nl - 1 : nl;
+			got = proto_line(b, len, &end);
+			if (got != nl || (nl && end != wend))
+				bad++;
+			free(b);
+		}
+	}
+	CHECK_MSG(bad == 0, "%u scans differ from memchr()", bad);
+}
+
 static void test_differences(void)
 {
 	/* memcached: STORED, flags truncated to 0 */
@@ -2141,6 +2186,7 @@ int main(void)
 	test_counters();
 	test_own_answers();
 	test_differences();
+	test_line_scan_finds_the_first_newline_or_nul();
 	test_range();
 	test_range_errors();
 	test_range_count();
