@@ -12,6 +12,7 @@
  */
 #include "slab.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +31,11 @@
 #define block_unpoison(p, n)	((void)(p), (void)(n))
 #endif
 
-#define SLAB_MIN		128	/* jemalloc's classes are 16 bytes apart
-					 * up to here: nothing to add */
-#define SLAB_PER_DOUBLING	8
-#define SLAB_CLASSES		40	/* 8 per doubling, 128 .. 4096 */
+#define JE_SMALL		128	/* jemalloc's classes are 16 bytes apart
+					 * up to here, four per doubling above */
+#define SLAB_LOW		64	/* the first class is above this */
+#define SLAB_PER_DOUBLING	16	/* at most; 8 bytes apart at least */
+#define SLAB_CLASSES		64	/* those that are not jemalloc's */
 #define GRANULES		((SLAB_MAX >> SLAB_GRANULE_SHIFT) + 1)
 #define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
@@ -87,11 +89,11 @@ static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
  */
 static size_t jemalloc_class(size_t size)
 {
-	size_t base = SLAB_MIN, delta;
+	size_t base = JE_SMALL, delta;
 
 	if (size <= 8)
 		return 8;
-	if (size <= SLAB_MIN)
+	if (size <= JE_SMALL)
 		return (size + 15) & ~(size_t)15;
 	while (base * 2 < size)
 		base *= 2;
@@ -106,43 +108,60 @@ static uint32_t page_charge(size_t size, size_t psize)
 	return (uint32_t)((psize + per - 1) / per);
 }
 
+/* The class after @size: 8 bytes on up to 256, 1/16 of a doubling above. */
+static size_t class_step(size_t size)
+{
+	size_t base = 256;
+
+	if (size < base)
+		return 8;
+	while (base * 2 <= size)
+		base *= 2;
+	return base / SLAB_PER_DOUBLING;
+}
+
 __attribute__((constructor)) static void slab_tables_init(void)
 {
 	static const uint32_t psizes[] = { 16384, 32768, 65536 };
-	size_t base = SLAB_MIN, g;
-	unsigned int i = 0, k, j;
+	size_t size, g;
+	unsigned int i = 0, j;
 
-	for (base = SLAB_MIN; base < SLAB_MAX; base *= 2) {
-		for (k = 1; k <= SLAB_PER_DOUBLING; k++, i++) {
-			struct slab_class *c = &classes[i];
+	/* every step from SLAB_LOW to SLAB_MAX that jemalloc lacks */
+	for (size = SLAB_LOW; size < SLAB_MAX; ) {
+		struct slab_class *c;
 
-			ak_lock_init(&c->lock);
-			INIT_LIST_HEAD(&c->partial);
-			c->size = (uint32_t)(base + k * base / SLAB_PER_DOUBLING);
-			c->charge = UINT32_MAX;
-			for (j = 0; j < ARRAY_SIZE(psizes); j++) {
-				uint32_t ch = page_charge(c->size, psizes[j]);
+		size += class_step(size);
+		if (jemalloc_class(size) == size)
+			continue;
+		c = &classes[i++];
+		ak_lock_init(&c->lock);
+		INIT_LIST_HEAD(&c->partial);
+		c->size = (uint32_t)size;
+		c->charge = UINT32_MAX;
+		for (j = 0; j < ARRAY_SIZE(psizes); j++) {
+			uint32_t ch = page_charge(c->size, psizes[j]);
 
-				if (ch < c->charge) {
-					c->charge = ch;
-					c->psize = psizes[j];
-				}
+			if (ch < c->charge) {
+				c->charge = ch;
+				c->psize = psizes[j];
 			}
-			c->per_page = (c->psize - PAGE_HEAD) / c->size;
-			c->tc_max = TCACHE_BYTES / c->size;
-			if (c->tc_max > TCACHE_MAX)
-				c->tc_max = TCACHE_MAX;
-			if (c->tc_max < 2)
-				c->tc_max = 2;
 		}
+		c->per_page = (c->psize - PAGE_HEAD) / c->size;
+		c->tc_max = TCACHE_BYTES / c->size;
+		if (c->tc_max > TCACHE_MAX)
+			c->tc_max = TCACHE_MAX;
+		if (c->tc_max < 2)
+			c->tc_max = 2;
 	}
+	assert(i == SLAB_CLASSES);
 	for (g = 0, i = 0; g < GRANULES; g++) {
-		size_t size = g << SLAB_GRANULE_SHIFT;
-		size_t jc = jemalloc_class(size ? size : 1);
+		size_t jc;
 
+		size = g << SLAB_GRANULE_SHIFT;
+		jc = jemalloc_class(size ? size : 1);
 		while (i < SLAB_CLASSES && classes[i].size < size)
 			i++;
-		if (size > SLAB_MIN && i < SLAB_CLASSES &&
+		if (size > SLAB_LOW && i < SLAB_CLASSES &&
 		    classes[i].charge < jc) {
 			slab_granule_class[g] = (uint8_t)(i + 1);
 			slab_granule_charge[g] = classes[i].charge;

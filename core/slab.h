@@ -6,7 +6,8 @@
  * doubling (160, 192, 224, 256, 320, ...): a 176-byte item (a 64-byte
  * header, a 10-byte key, 100 bytes of value and "\r\n") takes 192 bytes,
  * 9 % more than it needs. The slabs add the classes between jemalloc's,
- * eight per doubling from 144 to 4096 bytes, carved from pages of 16, 32
+ * 8 bytes apart from 72 to 256 bytes and sixteen per doubling from there
+ * to 4096 (64 classes, jemalloc's own left out), carved from pages of 16, 32
  * or 64 KiB that jemalloc hands out; a block size is served from a slab
  * class only where that costs less than jemalloc's class, counting the
  * class's share of its page (page header and tail), and from jemalloc
@@ -74,7 +75,8 @@ void slab_free_class(void *p, unsigned int ci);
  * @size: bytes wanted, at least 1
  *
  * From a slab class, or from ak_malloc() where slab_charge() says
- * jemalloc's class is as cheap. The block is 16-byte aligned. Fault
+ * jemalloc's class is as cheap. The block is 8-byte aligned (the item's
+ * alignment; a class 8 bytes off a multiple of 16 gives no more). Fault
  * injection (core/alloc.h) refuses it as it would an ak_malloc().
  *
  * Context: any; may take a class lock (a leaf: nothing is taken under it).
