@@ -53,6 +53,12 @@
 #   BENCH_HR_ROUNDS=1       plays of each row per server; the report
 #                           takes each figure's median (the ttl trace
 #                           varies from run to run: its TTLs are real time)
+#   BENCH_HR_FILL="10 32 50 100 300 1000 2000"  value sizes of section 7's
+#                           fill rows: each server at BENCH_HR_FILL_MB is
+#                           sent 1.5 times the keys that fit (key:<n>, up
+#                           to 10 bytes), values of one size, and asked
+#                           how many items it holds ("" for none)
+#   BENCH_HR_FILL_MB=12
 #   BENCH_OUT=tests/bench/results
 #   BENCH_BASELINE=             a second anchorkv binary (say, built from an
 #                               older commit) run in section 1 beside this
@@ -82,9 +88,10 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-1}
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-100000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-300000}
-	HR_TRACES=${BENCH_HR_TRACES:-"zipf1.0 scan"}
+	HR_TRACES=${BENCH_HR_TRACES-"zipf1.0 scan"}
 	HR_SIZES=${BENCH_HR_SIZES:-"5"}
 	HR_REQUESTS=${BENCH_HR_REQUESTS:-1000000}
+	HR_FILL=${BENCH_HR_FILL-"32 100"}
 else
 	ROUNDS=${BENCH_ROUNDS:-3}
 	SECONDS_RUN=${BENCH_SECONDS:-10}
@@ -92,10 +99,12 @@ else
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-3}
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-3000000}
-	HR_TRACES=${BENCH_HR_TRACES:-"zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes"}
+	HR_TRACES=${BENCH_HR_TRACES-"zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes"}
 	HR_SIZES=${BENCH_HR_SIZES:-"2 5 10 20"}
 	HR_REQUESTS=${BENCH_HR_REQUESTS:-4000000}
+	HR_FILL=${BENCH_HR_FILL-"10 32 50 100 300 1000 2000"}
 fi
+HR_FILL_MB=${BENCH_HR_FILL_MB:-12}
 HR_KEYS=${BENCH_HR_KEYS:-1000000}
 HR_ROUNDS=${BENCH_HR_ROUNDS:-1}
 SECTIONS=${BENCH_SECTIONS:-"load inserts memory range meta snapshot tls"}
@@ -768,7 +777,7 @@ hr_start() {
 
 # every trace at every size against the four servers, one after another
 section_hitratio() {
-	local t s mb name alpha mix per line raw=$OUT/hitratio-raw.tsv
+	local t s v mb keys name alpha mix per line raw=$OUT/hitratio-raw.tsv
 	: >"$raw"
 	for t in $HR_TRACES; do
 		case $t in
@@ -796,9 +805,23 @@ section_hitratio() {
 			done
 		done
 	done
+	# one value size each: what an item costs every server at its limit
+	for v in $HR_FILL; do
+		keys=$((HR_FILL_MB * 1048576 / (v + 48) * 3 / 2))
+		for name in ak mc lru lfu; do
+			hr_start "$name" "$HR_FILL_MB"
+			line=$("$HR" fill -P "$(proto_of "${name/l[rf]u/redis}")" \
+				-p "$HR_PORT" -v "$v" -k "$keys")
+			kill "$HR_PID"
+			wait "$HR_PID" 2>/dev/null || true
+			log "hitratio fill ${v} B ${HR_FILL_MB} MB $name: $line"
+			printf 'fill\t%s\t%s\t%s\t%s\n' "$v" "$HR_FILL_MB" \
+				"$name" "$line" >>"$raw"
+		done
+	done
 	$PY "$ROOT/tests/bench/report.py" hitratio "$raw" \
 		"$OUT/hitratio-latest.md" \
-		"BENCH_HR_TRACES='$HR_TRACES' BENCH_HR_SIZES='$HR_SIZES' BENCH_HR_KEYS=$HR_KEYS BENCH_HR_REQUESTS=$HR_REQUESTS BENCH_HR_ROUNDS=$HR_ROUNDS BENCH_SECTIONS=hitratio make bench"
+		"BENCH_HR_TRACES='$HR_TRACES' BENCH_HR_SIZES='$HR_SIZES' BENCH_HR_KEYS=$HR_KEYS BENCH_HR_REQUESTS=$HR_REQUESTS BENCH_HR_ROUNDS=$HR_ROUNDS BENCH_HR_FILL='$HR_FILL' BENCH_HR_FILL_MB=$HR_FILL_MB BENCH_SECTIONS=hitratio make bench"
 	cat "$OUT/hitratio-latest.md"
 }
 

@@ -14,6 +14,12 @@
  *	trace. With -i, the server's CPU (utime + stime of /proc/PID/stat)
  *	per request is reported too. Prints one line of name=value pairs.
  *
+ *   hitratio fill -P mc|resp -p PORT -v BYTES -k KEYS
+ *	Stores KEYS keys ("key:0" on) with a value of BYTES bytes each, in
+ *	batches of 64 sets, every reply read, then prints how many items the
+ *	server holds: what one item size costs each server at its memory
+ *	limit (the caller sends more than fits).
+ *
  *   hitratio sim -c ITEMS [-s lru|s3fifo|s3clock] [trace options]
  *                [-T SECONDS]
  *	Only the simulators, at ITEMS items (lru and s3fifo unless -s); -T
@@ -869,11 +875,36 @@ static void replay(const struct trace_opts *o, int port, int pid,
 	free(c.out);
 }
 
+static void fill(int port, uint32_t size, uint32_t keys)
+{
+	uint64_t refused = 0;
+	uint32_t id = 0, n, j;
+	struct conn c;
+
+	memset(value_buf, 'v', sizeof(value_buf));
+	conn_open(&c, port);
+	while (id < keys) {
+		for (n = 0; n < 64 && id < keys; n++, id++) {
+			struct req q = { id, size, 0 };
+
+			send_set(&c, &q);
+		}
+		out_flush(&c);
+		for (j = 0; j < n; j++)
+			refused += !read_set(&c);
+	}
+	printf("items=%lu refused=%lu\n", server_items(&c), refused);
+	close(c.fd);
+	free(c.in);
+	free(c.out);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: hitratio replay -P mc|resp -p PORT [-i PID] [-B BATCH] "
 		"[trace]\n"
+		"       hitratio fill -P mc|resp -p PORT -v BYTES -k KEYS\n"
 		"       hitratio sim -c ITEMS [-s lru|s3fifo|s3clock] [-T SECONDS] "
 		"[trace]\n"
 		"trace: [-a ALPHA] [-k KEYS] [-n REQUESTS] [-S SEED] "
@@ -889,11 +920,12 @@ int main(int argc, char **argv)
 	double seconds = 0;
 	uint64_t items = 0;
 	int port = 0, pid = 0, opt;
+	uint32_t vbytes = 0;
 
 	if (argc < 2)
 		usage();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "P:p:i:B:a:k:n:S:m:c:s:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:p:i:B:a:k:n:S:m:c:s:T:v:")) != -1) {
 		switch (opt) {
 		case 'P': resp = !strcmp(optarg, "resp"); break;
 		case 'p': port = atoi(optarg); break;
@@ -906,6 +938,7 @@ int main(int argc, char **argv)
 		case 'c': items = strtoull(optarg, NULL, 10); break;
 		case 's': only = optarg; break;
 		case 'T': seconds = atof(optarg); break;
+		case 'v': vbytes = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'm':
 			if (!strcmp(optarg, "plain"))
 				o.mix = MIX_PLAIN;
@@ -924,6 +957,11 @@ int main(int argc, char **argv)
 	}
 	if (!o.keys || !o.requests || !batch || o.alpha <= 0)
 		usage();
+	if (!strcmp(mode, "fill") && port > 0 && vbytes &&
+	    vbytes <= VALUE_MAX) {
+		fill(port, vbytes, o.keys);
+		return 0;
+	}
 	if (!strcmp(mode, "replay") && port > 0) {
 		replay(&o, port, pid, batch);
 		return 0;

@@ -629,7 +629,7 @@ def cmd_hitratio(raw, out_md, command):
     deltas, sims, items = [], [], []
     for key in order:
         r = rows[key]
-        if not all(k in r for k, _ in HR_SERVERS):
+        if key[0] == "fill" or not all(k in r for k, _ in HR_SERVERS):
             continue
         hit = {k: r[k]["hit"] for k, _ in HR_SERVERS}
         best = max(hit["mc"], hit["lru"], hit["lfu"])
@@ -654,6 +654,27 @@ def cmd_hitratio(raw, out_md, command):
                   len(deltas), statistics.mean(deltas), min(deltas),
                   statistics.mean(sims), min(sims),
                   statistics.mean(items), min(items))]
+    fills = [k for k in order if k[0] == "fill" and
+             all(n in rows[k] for n, _ in HR_SERVERS)]
+    if fills:
+        w += ["", "### Items held at equal memory, one value size", "",
+              "`hitratio fill`: each server at %d MB is sent 1.5 times the "
+              "keys that fit (key:<n>, up to 10 bytes) with values of one "
+              "size, then asked how many items it holds (stats curr_items, "
+              "DBSIZE)." % fills[0][2], "",
+              "| value bytes | MB | " +
+              " | ".join(n for _, n in HR_SERVERS) + " | anchorkv / "
+              "memcached |", "|" + "---|" * (len(HR_SERVERS) + 3)]
+        ratios = []
+        for k in fills:
+            r = rows[k]
+            ratios.append(r["ak"]["items"] / max(1, r["mc"]["items"]))
+            w.append("| %d | %d | %s | %.3f |" % (
+                k[1], k[2], " | ".join("%d" % r[n]["items"]
+                                       for n, _ in HR_SERVERS),
+                ratios[-1]))
+        w += ["", "anchorkv holds %.3f of memcached's items on average, "
+              "%.3f at least." % (statistics.mean(ratios), min(ratios))]
     with open(out_md, "w") as fp:
         fp.write("\n".join(w) + "\n")
 
