@@ -13,8 +13,7 @@
 
 #include <errno.h>
 #include <string.h>
-
-#include <sodium.h>
+#include <sys/random.h>
 
 /*
  * The process seed as SipHash's two key words: written by hash_init() or
@@ -110,12 +109,20 @@ static void hash_seed_words(const uint8_t seed[HASH_SEED_BYTES],
 int hash_init(void)
 {
 	uint8_t seed[HASH_SEED_BYTES];
+	size_t got = 0;
 
-	if (sodium_init() < 0)	/* 0: initialised now, 1: already was */
-		return -EIO;
-	randombytes_buf(seed, sizeof(seed));
+	/* the kernel's pool (blocks only until it is first seeded) */
+	while (got < sizeof(seed)) {
+		ssize_t n = getrandom(seed + got, sizeof(seed) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		got += (size_t)n;
+	}
 	hash_set_seed(seed);
-	sodium_memzero(seed, sizeof(seed));
+	explicit_bzero(seed, sizeof(seed));
 	return 0;
 }
 

@@ -3,8 +3,8 @@
  * hash.h - the keyed hash of string keys.
  *
  * SipHash-1-3 (one compression round per 8-byte word, three finalisation
- * rounds), keyed with 16 random bytes drawn once per process from
- * libsodium's randombytes_buf(): without the key a client cannot compute
+ * rounds), keyed with 16 random bytes drawn once per process from the
+ * kernel (getrandom(2)): without the key a client cannot compute
  * which keys share a bucket. Why this hash and not another:
  * docs/architecture.md, "Design notes".
  *
@@ -23,7 +23,8 @@
  * hash_init() - draw the per-process random seed
  *
  * Context: start-up, single threaded.
- * Return: 0, or -EIO if libsodium cannot initialise.
+ * Return: 0, or -EIO if getrandom(2) fails (it blocks until the kernel's
+ * pool is first seeded, which is long done after boot).
  */
 int hash_init(void);
 

@@ -16,6 +16,11 @@
 
 #include "alloc.h"
 
+int auth_init(void)
+{
+	return sodium_init() < 0 ? -EIO : 0;	/* 1: it already was */
+}
+
 /*
  * The digest of one pair: both lengths first, so that ("ab", "c") and
  * ("a", "bc") differ.

@@ -49,6 +49,14 @@ struct auth_table {
 };
 
 /**
+ * auth_init() - ready libsodium for the digests
+ *
+ * Context: start-up, single threaded, before any other auth_ call.
+ * Return: 0, or -EIO if libsodium cannot initialise.
+ */
+int auth_init(void);
+
+/**
  * auth_parse() - read the text of an auth file into a table
  * @text:   the file's bytes (need not be NUL terminated)
  * @len:    their number
@@ -58,7 +66,7 @@ struct auth_table {
  *
  * A pure function: no I/O, no global state. On failure @t holds nothing.
  *
- * Context: any; libsodium must be initialised (sodium_init()).
+ * Context: any, after auth_init().
  * Return: 0; -EINVAL for an invalid file; -ENOMEM.
  */
 int auth_parse(const char *text, size_t len, struct auth_table *t, char *err,

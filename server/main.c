@@ -552,7 +552,9 @@ int main(int argc, char **argv)
 	redirect_logs();
 	raise_nofile_limit();
 	if (hash_init())
-		die("cannot initialise the hash seed (libsodium)");
+		die("cannot draw the hash seed (getrandom)");
+	if (auth_init())
+		die("cannot initialise libsodium (the auth file's digests)");
 	load_auth(&srv);
 	load_tls();
 

@@ -22,8 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "auth.h"
 #include "check.h"
 
@@ -299,8 +297,8 @@ static void test_load(void)
 
 int main(void)
 {
-	if (sodium_init() < 0) {
-		fprintf(stderr, "sodium_init failed\n");
+	if (auth_init() < 0) {
+		fprintf(stderr, "auth_init failed\n");
 		return 1;
 	}
 	test_basic();
