@@ -219,7 +219,8 @@ CONFDIR       = $(SYSCONFDIR)/anchorkv
 MAN1DIR       = $(PREFIX)/share/man/man1
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
 LOGROTATEDIR ?= /etc/logrotate.d
-# descriptors for the unit: as the daemon computes them at start
+# descriptors for the unit: max_connections + settings_reserved_fds()
+# (server/settings.h), as the daemon asks at start; test_ops compares
 NOFILE = $(shell awk '$$1 == "max_connections" { c = $$2 } $$1 == "threads" { t = $$2 } \
 	   END { print (c ? c : 1024) + 2 * (t ? t : 4) + 64 }' conf/anchorkv.conf)
 

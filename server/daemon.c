@@ -37,7 +37,8 @@ void die(const char *fmt, ...)
 void raise_nofile_limit(void)
 {
 	struct rlimit rl;
-	rlim_t want = (rlim_t)settings.maxconns + 2u * settings.threads + 64;
+	rlim_t want = (rlim_t)settings.maxconns +
+		      settings_reserved_fds(&settings);
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return;

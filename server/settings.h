@@ -124,6 +124,25 @@ enum settings_action {
 bool settings_notls(const char **addr, size_t *len);
 
 /**
+ * settings_reserved_fds() - the descriptors the daemon keeps beside its
+ * connections
+ * @s: the settings
+ *
+ * Two a worker (its event loop's epoll descriptor and its eventfd) and 64
+ * for the rest (the main loop, listeners, the log, a snapshot being
+ * written, the TLS files, the standard streams). The open file limit the
+ * daemon asks for is max_connections plus these (raise_nofile_limit());
+ * `stats` shows them as reserved_fds, and `make install` writes the same
+ * sum into the systemd unit (tests/integration/test_ops.py compares).
+ *
+ * Context: any.
+ */
+static inline unsigned int settings_reserved_fds(const struct settings *s)
+{
+	return 2u * s->threads + 64;
+}
+
+/**
  * settings_init() - fill @s with the built-in defaults
  * @s: the settings
  *

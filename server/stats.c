@@ -256,7 +256,7 @@ static void stats_general(struct server *srv, struct reply *out)
 		   "response_obj_bytes read_buf_count read_buf_bytes "
 		   "read_buf_bytes_free read_buf_oom");
 	/* descriptors held back over max_connections, as at start */
-	stat_u64(out, "reserved_fds", 2u * settings.threads + 64);
+	stat_u64(out, "reserved_fds", settings_reserved_fds(&settings));
 	stat_u64(out, "cmd_get", t.p.cmd_get);
 	stat_u64(out, "cmd_set", t.p.cmd_set);
 	stat_u64(out, "cmd_flush", t.p.cmd_flush);

@@ -128,7 +128,8 @@ def files_under(root):
 
 def run_installed(bindir, conf):
     """The installed daemon starts with the installed config (on a free
-    port) and the installed cli talks to it."""
+    port) and the installed cli talks to it. Return: the descriptors it
+    wants, max_connections plus reserved_fds from its stats."""
     port = conftest.free_port()
     d = subprocess.Popen([str(bindir / "anchorkv"), "-f", str(conf),
                           "-p", str(port)], stderr=subprocess.DEVNULL)
@@ -143,6 +144,11 @@ def run_installed(bindir, conf):
             assert time.monotonic() < deadline, r.stderr
             time.sleep(0.05)
         assert r.stdout.split() == [b"VERSION", b"1.6.18"], r.stdout
+        r = subprocess.run([str(bindir / "anchorkv-cli"), "-p", str(port),
+                            "stats"], capture_output=True, check=True)
+        st = dict(l.split()[1:3] for l in r.stdout.decode().splitlines()
+                  if l.startswith("STAT "))
+        return int(st["max_connections"]) + int(st["reserved_fds"])
     finally:
         d.terminate()
         assert d.wait(10) == 0
@@ -152,15 +158,16 @@ def test_install_and_uninstall_honour_destdir(tmp_path):
     root = tmp_path / "root"
     make("install", "DESTDIR=%s" % root)
     assert files_under(root) == sorted(INSTALLED)
-    run_installed(root / "usr/local/bin",
-                  root / "usr/local/etc/anchorkv/anchorkv.conf")
+    nofile = run_installed(root / "usr/local/bin",
+                           root / "usr/local/etc/anchorkv/anchorkv.conf")
     assert os.access(root / INSTALLED[0], os.X_OK)
     unit = read(root / "usr/local/lib/systemd/system/anchorkv.service")
     assert "ExecStart=/usr/local/bin/anchorkv -f " \
         "/usr/local/etc/anchorkv/anchorkv.conf\n" in unit
     assert "@" not in unit.split("[Unit]")[1]
-    # max_connections 1024 + 2 per thread (4) + 64, as the daemon asks
-    assert "LimitNOFILE=1096\n" in unit
+    # the Makefile's sum is the daemon's (1024 + 2 per thread (4) + 64)
+    assert nofile == 1096
+    assert "LimitNOFILE=%d\n" % nofile in unit
     # an edited config survives a new install and the uninstall
     conf = root / "usr/local/etc/anchorkv/anchorkv.conf"
     with open(conf, "a") as f:
