@@ -423,6 +423,14 @@ def test_memory_limit_no_evict(start_server):
 
 
 def test_memory_limit_evicts(start_server):
+    """Write-only, 10 MB of items into -m 2: the first ones go, the last
+    one stays. Not every first one: a shard that takes memory from the
+    others' share can hold more items than its small ring's first 64
+    slots span before the ring grows, and the oldest then move to main as
+    they are (small_window_moves), which a load that never reads leaves
+    alone while small holds its share (docs/architecture.md, eviction).
+    k0 outlived the rest in about 2 runs of 100 with a random hash seed,
+    when this test asked for it alone."""
     srv = start_server(["-m", "2"])
     value = b"v" * 10000
     with srv.conn() as c:
@@ -436,7 +444,9 @@ def test_memory_limit_evicts(start_server):
         assert u(s, "bytes") <= u(s, "limit_maxbytes")
         assert u(s, "curr_items") < 1000
         assert c.get1("k999") == value
-        assert c.get1("k0") is None
+        first = sum(c.get1("k%d" % i) is not None for i in range(100))
+        moved = u(c.stats("anchorkv"), "small_window_moves")
+        assert first <= moved and first <= 10, (first, moved)
 
 
 # --- -C (no CAS) ----------------------------------------------------------------
