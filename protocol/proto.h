@@ -163,6 +163,8 @@ struct proto_hooks {
 			const char *line, size_t len);
 };
 
+#define PROTO_KEYS_BUF	128	/* keys replies this long need no allocation */
+
 /* Per-worker context shared by that worker's connections. */
 struct proto_ctx {
 	struct store *store;
@@ -171,6 +173,12 @@ struct proto_ctx {
 	void *hook_arg;
 	struct proto_stats stats;	/* this worker's counters */
 	struct reply_pool pool;		/* reply chunks its idle queues gave back */
+	/*
+	 * Where a keys reply of up to PROTO_KEYS_BUF keys has the store copy
+	 * them (32 KB; a longer one allocates): used and done with inside
+	 * one command, so the worker's connections share it.
+	 */
+	struct store_key keys[PROTO_KEYS_BUF];
 };
 
 /* What a connection speaks, decided by its first byte (-B auto). */

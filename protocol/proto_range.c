@@ -9,7 +9,6 @@
 
 #define RANGE_DEFAULT	100u	/* <count> when none is given */
 #define RANGE_STACK	128u	/* ranges this long need no allocation */
-#define KEYS_STACK	128u	/* keys replies this long neither (per thread) */
 
 static const char s_bad_range[] = "CLIENT_ERROR bad range\r\n";
 
@@ -37,11 +36,10 @@ static void proto_keys_reply(struct proto_conn *pc,
 			     const struct store_bound *to, bool reverse,
 			     unsigned int count)
 {
-	static __thread struct store_key stack_keys[KEYS_STACK];
-	struct store_key *keys = stack_keys;
+	struct store_key *keys = pc->ctx->keys;
 	int n, i;
 
-	if (count > KEYS_STACK) {
+	if (count > PROTO_KEYS_BUF) {
 		keys = ak_malloc((size_t)count * sizeof(*keys));
 		if (!keys) {
 			proto_out(pc, STR_AND_LEN(
@@ -76,7 +74,7 @@ static void proto_keys_reply(struct proto_conn *pc,
 	}
 	proto_out(pc, STR_AND_LEN("END\r\n"));
 out_free:
-	if (keys != stack_keys)
+	if (keys != pc->ctx->keys)
 		ak_free(keys);
 }
 
