@@ -108,6 +108,7 @@ struct dead_seen {
  * reclaimed here (that takes its shard lock, which comes before a
  * partition lock): up to DEAD_SEEN of them are held in @seen for
  * reclaim_seen(), and the slice ends when it is full.
+ * Context: @p's lock is held (a partition lock; no shard lock is needed).
  */
 static enum part_walk part_walk_locked(struct store *s, struct part *p,
 				       struct span *sp, bool reverse,
@@ -120,6 +121,7 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 	struct tree_walk w;
 	struct rb_node *node;
 
+	ak_lock_assert_held(&p->lock);
 	walk_seek_locked(&w, p, sp, reverse);
 	while ((node = walk_next(&w))) {
 		struct item *it = rb_entry(node, struct item, rbnode);

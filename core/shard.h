@@ -41,18 +41,26 @@
  *  - every linked item is on exactly one of the shard's indexes (radix
  *    tree by ikey for integer keys, the hash table for the others), has
  *    ITEM_LINKED set, and its key maps to this shard; a string item is
- *    also in the rbtree of the partition its key maps to (part_of());
+ *    also in the rbtree of the partition whose interval holds its key
+ *    (map_find(), part_lock_key());
  *  - curr_items = curr_int_items + curr_str_items, the entries of the
  *    indexes; bytes the sum of the linked items' item_alloc_size(),
- *    index_bytes htable_memory() + radix nodes * node size;
- *  - a clock hand on the string part points at a linked string item of
- *    the shard's hash table or is NULL (the start of its slot).
+ *    index_bytes htable_memory() + radix nodes * node size +
+ *    queues_memory();
+ *  - the eviction hand and the expiry hand, on the string part, point at
+ *    a linked string item of the shard's hash table or are NULL (the
+ *    start of their slot);
+ *  - S3-FIFO's small ring holds only linked items of the shard, each at
+ *    the slot of its cas's sequence number, small_items and small_bytes
+ *    their count and bytes; ghost_entries the ghost's fingerprints.
  *
  * Synchronization: a function named _locked expects the shard lock of the
  * shard it is given held and opens with ak_lock_assert_held() on it (a
  * check in the sanitizer and fuzz builds, nothing in a release build);
- * str_next_locked() is given no shard and cannot check. The others say in
- * their Context line what they take.
+ * The exceptions are named for the lock they expect in their comment:
+ * part_walk_locked() expects a partition lock, part_merge_locked() the
+ * store's split mutex. The others say in their Context line what they
+ * take.
  */
 #ifndef ANCHORKV_SHARD_H
 #define ANCHORKV_SHARD_H

@@ -2,20 +2,27 @@
 /*
  * store.h - the item store: shards of indexes, eviction and memory limit.
  *
- * The store is split into shards. Each shard owns a hash table and an
- * rbtree for string keys, a radix tree for integer keys, the queues of
- * its S3-FIFO eviction (evict.c), and one lock (struct ak_lock, lock.h). The functions below take
- * and release the shard lock themselves around the smallest critical
- * section; the _locked helpers inside store.c expect it held. Nothing under a shard lock allocates,
- * frees, or does I/O: items are allocated and filled before the lock
- * (store_item_alloc()), radix inserts are preloaded before it, and replaced
- * or evicted items are released after it.
+ * The store is split into shards. Each shard owns a hash table for string
+ * keys, a radix tree for integer keys, the queues of its S3-FIFO eviction
+ * (a small ring, a ghost of fingerprints, a hand over the indexes for the
+ * main queue: evict.c) and one lock (struct ak_lock, lock.h). The order of
+ * string keys is not the shards': the store's partitions (shard.h,
+ * struct part) each hold the string items of one key interval in an
+ * augmented rbtree, under a lock of their own, taken inside a shard lock
+ * (docs/architecture.md has the lock order). The functions below take and
+ * release the locks themselves around the smallest critical sections; the
+ * _locked helpers of shard.h expect them held. Nothing under a shard lock
+ * allocates, frees, or does I/O: items are allocated and filled before
+ * the lock (store_item_alloc()), radix inserts are preloaded before it,
+ * and replaced or evicted items are released after it.
  *
  * Keys: an integer key (canonical unsigned 64-bit decimal, see
  * key_is_integer()) lives in the radix tree of shard (value >> 6) %
- * nshards; any other key lives in the hash table and rbtree of the shard
- * given by the top bits of item_key_hash() (its low bits pick the bucket). Keyspace order (what ranges walk) is integer keys by
- * value, then other keys bytewise (key_compare()).
+ * nshards; any other key lives in the hash table of the shard given by
+ * the top bits of item_key_hash() (its low bits pick the bucket) and in
+ * the rbtree of the partition whose interval holds it. Keyspace order
+ * (what ranges walk) is integer keys by value, then other keys bytewise
+ * (key_compare()).
  *
  * Time: the store never reads a clock. store_set_time() tells it the unix
  * time (the daemon does it every second, tests whenever they like); expiry
@@ -518,9 +525,11 @@ int store_range_keys(struct store *s, const struct store_bound *from,
  * @from: the lower bound
  * @to:   the upper bound
  *
- * Each shard lock is held for bounded slices only.
+ * Each lock is held for bounded slices only: a string interval is read
+ * from the partitions' counts and ranks, or walked, under partition locks;
+ * integer blocks under their shard's lock.
  *
- * Context: takes and releases shard locks.
+ * Context: takes and releases shard and partition locks.
  * Return: the count.
  */
 uint64_t store_count(struct store *s, const struct store_bound *from,
@@ -532,10 +541,11 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
  * @from: the lower bound
  * @to:   the upper bound
  *
- * Each shard lock is held for bounded slices only; removed items are
- * released outside the lock.
+ * Each lock is held for bounded slices only; a string item is found
+ * under its partition's lock and unlinked under its shard's; removed
+ * items are released outside the locks.
  *
- * Context: takes and releases shard locks.
+ * Context: takes and releases shard and partition locks.
  * Return: the number of live items removed.
  */
 uint64_t store_delete_range(struct store *s, const struct store_bound *from,
