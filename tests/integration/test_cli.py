@@ -119,6 +119,20 @@ def test_interactive_prompt(server, tmp_path):
     assert "get\\040cli:i\\040cli:j" in hist and "hi" not in hist
 
 
+def test_keys_listing_that_starts_with_a_one_byte_key(server):
+    """A keys reply whose first line is "KEY 0" (a key of one byte) was
+    taken for a one-line answer (it is not longer than 5 bytes): the cli
+    printed that key and END, and dropped the rest, alone and when it
+    merged servers' pages."""
+    with server.conn() as c:
+        for k in ("0", "7", "q", "qq"):
+            c.set(k, "v")
+    out = cli("-p", server.port, "keys", "[0", "[7").stdout
+    assert out == b"KEY 0\r\nKEY 7\r\nEND\r\n"
+    out = cli("-p", server.port, "keys", "[q", "[qq").stdout
+    assert out == b"KEY q\r\nKEY qq\r\nEND\r\n"
+
+
 def test_stat(server):
     with server.conn() as c:
         c.set("cli:stat", "x")
@@ -276,3 +290,29 @@ def test_long_base64_token_in_a_reply(tmp_path):
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.split(b"\r\n")) == sorted(
         [b"KEY %s b" % token, b"KEY zz", b"KEY zzz", b"END", b""])
+
+
+def test_servers_merge_integer_keys_by_value(cluster, tmp_path):
+    """Integer keys come first, by value ("9" before "10"), then every
+    other key bytewise, "007" and a 20-digit key past 2^64 - 1 among
+    them: the cli merges in the store's keyspace order."""
+    insts, _ = cluster
+    yml = tmp_path / "nutcracker.yml"
+    ints = [b"%d" % i for i in range(0, 1200, 7)] + \
+        [b"18446744073709551615"]
+    strs = [b"007", b"10x", b"18446744073709551616", b"a", b"b:1"]
+    conns = [s.conn() for s in insts]
+    try:
+        for i, k in enumerate(ints + strs):
+            conns[i % 3].send(b"set %s 0 0 1 noreply\r\nv\r\n" % k)
+        for c in conns:
+            assert c.cmd("version").startswith(b"VERSION ")
+    finally:
+        for c in conns:
+            c.close()
+    out = cli("--servers", yml, "keys", "-", "+").stdout
+    assert out == b"".join(b"KEY %s\r\n" % k for k in ints + strs) + \
+        b"END\r\n"
+    out = cli("--servers", yml, "rrange", "-", "+", 3).stdout
+    assert out == b"VALUE b:1 0 1\r\nv\r\nVALUE a 0 1\r\nv\r\n" \
+        b"VALUE 18446744073709551616 0 1\r\nv\r\nEND\r\n"

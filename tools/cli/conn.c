@@ -274,6 +274,14 @@ static bool line_eq(const struct buf *l, const char *s)
 	return l->len == strlen(s) && !memcmp(l->p, s, l->len);
 }
 
+/* Whether @l is @pfx and at least one byte more. */
+static bool line_starts(const struct buf *l, const char *pfx)
+{
+	size_t n = strlen(pfx);
+
+	return l->len > n && !memcmp(l->p, pfx, n);
+}
+
 long reply_field_num(const char *p, size_t n, int field)
 {
 	const char *end = p + n;
@@ -339,9 +347,9 @@ int server_read_reply(struct server *s, enum reply_shape shape,
 			break;
 		/* a one-line answer to a listing command: RESET, OK
 		 * (stats detail on), BADCLASS, COUNT ... */
-		if (first && shape == SHAPE_LIST && !(l.len > 5 &&
-		    (!memcmp(l.p, "STAT ", 5) || !memcmp(l.p, "ITEM ", 5) ||
-		     !memcmp(l.p, "KEY ", 4) || !memcmp(l.p, "PREFIX ", 7))))
+		if (first && shape == SHAPE_LIST &&
+		    !line_starts(&l, "STAT ") && !line_starts(&l, "ITEM ") &&
+		    !line_starts(&l, "KEY ") && !line_starts(&l, "PREFIX "))
 			break;
 		if (first && shape == SHAPE_DUMP && !line_eq(&l, "OK"))
 			break;
