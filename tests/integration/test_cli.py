@@ -295,7 +295,8 @@ def test_long_base64_token_in_a_reply(tmp_path):
 def test_servers_merge_integer_keys_by_value(cluster, tmp_path):
     """Integer keys come first, by value ("9" before "10"), then every
     other key bytewise, "007" and a 20-digit key past 2^64 - 1 among
-    them: the cli merges in the store's keyspace order."""
+    them: the cli merges in the store's keyspace order (core/keyorder.h,
+    which both use)."""
     insts, _ = cluster
     yml = tmp_path / "nutcracker.yml"
     ints = [b"%d" % i for i in range(0, 1200, 7)] + \

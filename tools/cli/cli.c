@@ -27,6 +27,7 @@
 
 #include "base64.h"
 #include "conn.h"
+#include "keyorder.h"
 #include "ring.h"
 #include "version.h"
 
@@ -125,36 +126,14 @@ static void server_failed(struct cli *c, const struct server *s)
 /* ------------------------------------------------------------------ */
 /* keyspace order                                                       */
 
-/* Whether a key is an integer key: a canonical unsigned 64-bit decimal. */
-static bool key_int(const char *k, size_t n, unsigned long long *v)
-{
-	static const char max[] = "18446744073709551615";
-	size_t i;
-
-	if (!n || n > 20 || (n > 1 && k[0] == '0'))
-		return false;
-	for (i = 0; i < n; i++)
-		if (k[i] < '0' || k[i] > '9')
-			return false;
-	if (n == 20 && memcmp(k, max, 20) > 0)
-		return false;
-	*v = strtoull(k, NULL, 10);
-	return true;
-}
-
-/* anchorkv's keyspace order: integer keys by value, then bytewise. */
+/* anchorkv's keyspace order (core/keyorder.h): integer keys by value,
+ * then bytewise. */
 static int key_cmp(const char *a, size_t na, const char *b, size_t nb)
 {
-	unsigned long long x, y;
-	bool ia = key_int(a, na, &x), ib = key_int(b, nb, &y);
-	int r;
+	uint64_t x = 0, y = 0;
+	bool ia = key_is_integer(a, na, &x), ib = key_is_integer(b, nb, &y);
 
-	if (ia != ib)
-		return ia ? -1 : 1;
-	if (ia)
-		return x < y ? -1 : x > y;
-	r = memcmp(a, b, na < nb ? na : nb);
-	return r ? r : (na > nb) - (na < nb);
+	return key_order(ia, x, a, na, ib, y, b, nb);
 }
 
 /* ------------------------------------------------------------------ */
