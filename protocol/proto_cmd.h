@@ -154,6 +154,18 @@ struct proto_cmd_def {
 	int arg;
 };
 
+#ifdef __SSE2__
+/* Bit i set: byte @p[i] of the sixteen at @p is a newline or a NUL. */
+static inline unsigned int proto_nl_nul_mask16(const char *p)
+{
+	const __m128i v = _mm_loadu_si128((const __m128i *)p);
+
+	return (unsigned int)_mm_movemask_epi8(
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+			     _mm_cmpeq_epi8(v, _mm_setzero_si128())));
+}
+#endif
+
 /*
  * The first newline or NUL in [@p, @p + @len), or NULL: one pass over the
  * bytes where two memchr() calls would take two. With SSE2, sixteen bytes
@@ -163,34 +175,20 @@ struct proto_cmd_def {
 static inline const char *proto_nl_or_nul(const char *p, size_t len)
 {
 #ifdef __SSE2__
-	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
 	const char *end = p + len;
 	unsigned int m;
-	__m128i v;
 
 	if (len >= 16) {
-		for (;;) {
-			if (end - p < 16) {
-				/* the last 16 bytes; the first 16 - (end - p)
-				 * of them were looked at already */
-				unsigned int seen = 16u - (unsigned int)(end - p);
-
-				p = end - 16;
-				v = _mm_loadu_si128((const __m128i *)p);
-				m = (unsigned int)_mm_movemask_epi8(
-					_mm_or_si128(_mm_cmpeq_epi8(v, nl),
-						     _mm_cmpeq_epi8(v, zero)));
-				m &= ~((1u << seen) - 1);
-				return m ? p + __builtin_ctz(m) : NULL;
-			}
-			v = _mm_loadu_si128((const __m128i *)p);
-			m = (unsigned int)_mm_movemask_epi8(
-				_mm_or_si128(_mm_cmpeq_epi8(v, nl),
-					     _mm_cmpeq_epi8(v, zero)));
+		for (; end - p >= 16; p += 16) {
+			m = proto_nl_nul_mask16(p);
 			if (m)
 				return p + __builtin_ctz(m);
-			p += 16;
 		}
+		if (p == end)
+			return NULL;
+		/* the last 16 bytes; those before @p were looked at */
+		m = proto_nl_nul_mask16(end - 16) >> (16 - (end - p));
+		return m ? p + __builtin_ctz(m) : NULL;
 	}
 	for (; len; p++, len--)
 		if (*p == '\n' || *p == '\0')
