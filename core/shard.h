@@ -56,8 +56,8 @@
  *
  * Synchronization: a function named _locked expects the shard lock of the
  * shard it is given held and opens with ak_lock_assert_held() on it (a
- * check in the sanitizer and fuzz builds, nothing in a release build);
- * The exceptions are named for the lock they expect in their comment:
+ * check in the sanitizer and fuzz builds, nothing in a release build).
+ * The exceptions name the lock they expect in their comment:
  * part_walk_locked() expects a partition lock, part_merge_locked() the
  * store's split mutex. The others say in their Context line what they
  * take.

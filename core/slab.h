@@ -48,6 +48,12 @@ static inline size_t slab_granule(size_t size)
 	return (size + (1u << SLAB_GRANULE_SHIFT) - 1) >> SLAB_GRANULE_SHIFT;
 }
 
+/* The slab class serving a block of @size plus one; 0: jemalloc does. */
+static inline unsigned int slab_class_of(size_t size)
+{
+	return size > SLAB_MAX ? 0 : slab_granule_class[slab_granule(size)];
+}
+
 /**
  * slab_charge() - the bytes a block of @size costs
  * @size: a block size
@@ -84,11 +90,9 @@ void slab_free_class(void *p, unsigned int ci);
  */
 static inline void *slab_alloc(size_t size)
 {
-	unsigned int ci;
+	unsigned int ci = slab_class_of(size);
 
-	if (size > SLAB_MAX || !(ci = slab_granule_class[slab_granule(size)]))
-		return ak_malloc(size);
-	return slab_alloc_class(ci - 1);
+	return ci ? slab_alloc_class(ci - 1) : ak_malloc(size);
 }
 
 /**
@@ -100,9 +104,9 @@ static inline void *slab_alloc(size_t size)
  */
 static inline void slab_free(void *p, size_t size)
 {
-	unsigned int ci;
+	unsigned int ci = slab_class_of(size);
 
-	if (size > SLAB_MAX || !(ci = slab_granule_class[slab_granule(size)]))
+	if (!ci)
 		ak_free_sized(p, size);
 	else if (p)
 		slab_free_class(p, ci - 1);
