@@ -141,8 +141,7 @@ static int listen_one_tcp(struct server *srv, const struct settings *s,
 		if (ai->ai_family == AF_INET6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
 				   sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) ||
-		    listen(fd, (int)s->backlog)) {
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen)) {
 			last_errno = errno;
 			close(fd);
 			/* a name with several addresses may have some that
@@ -198,8 +197,6 @@ static int listen_unix(struct server *srv, const struct settings *s,
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)))
 		goto err_close;
 	if (chmod(s->unixsocket, s->unixsocket_perm))
-		goto err_unlink;
-	if (listen(fd, (int)s->backlog))
 		goto err_unlink;
 	ret = listener_add(srv, fd, name, true, true);
 	if (ret) {
@@ -375,23 +372,35 @@ static void listener_on_accept(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-int listener_start(struct server *srv)
+int listener_start(struct server *srv, int backlog, char *err,
+		   size_t errlen)
 {
 	unsigned int i;
 
 	srv->accept_retry = evtimer_new(srv->base, listener_on_retry, srv);
 	if (!srv->accept_retry)
-		return -ENOMEM;
+		goto err_nomem;
 	for (i = 0; i < srv->nlisteners; i++) {
 		struct listener *l = &srv->listeners[i];
 
+		if (listen(l->fd, backlog)) {
+			int ret = errno;
+
+			snprintf(err, errlen, "cannot listen on %s: %s",
+				 l->name, strerror(ret));
+			return -ret;
+		}
 		l->ev = event_new(srv->base, l->fd, EV_READ | EV_PERSIST,
 				  listener_on_accept, l);
 		if (!l->ev || event_add(l->ev, NULL))
-			return -ENOMEM;
+			goto err_nomem;
 	}
 	stats_write(accepting_conns, 1);
 	return 0;
+
+err_nomem:
+	snprintf(err, errlen, "out of memory for the listeners' events");
+	return -ENOMEM;
 }
 
 void listener_close_all(struct server *srv)

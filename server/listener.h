@@ -4,7 +4,10 @@
  *
  * listener_open_all() binds every socket before the process daemonizes or
  * drops privileges, so that a bind error reaches the terminal and the exit
- * status. listener_start() then puts them on the main event_base. Each
+ * status. listener_start(), once the workers run, listens on them and puts
+ * them on the main event_base: a client that can connect is served at
+ * once (not queued in the backlog while a snapshot loads), and a port that
+ * answers means the server is ready. Each
  * accepted socket becomes a struct conn handed to a worker round robin;
  * over -c connections the client gets memcached's
  * "ERROR Too many open connections" and is closed. When accept() fails for
@@ -39,7 +42,7 @@ struct listener {
 };
 
 /**
- * listener_open_all() - create, bind and listen on every socket
+ * listener_open_all() - create and bind every socket (no listen yet)
  * @srv:    the server; receives srv->listeners
  * @s:      the settings (listen, port, unixsocket...)
  * @err:    receives the reason on failure
@@ -52,13 +55,18 @@ int listener_open_all(struct server *srv, const struct settings *s,
 		      char *err, size_t errlen);
 
 /**
- * listener_start() - accept on the main event_base
- * @srv: the server, with srv->base
+ * listener_start() - listen, and accept on the main event_base
+ * @srv:     the server, with srv->base and its workers running
+ * @backlog: listen(2)'s backlog (-b)
+ * @err:     receives the reason on failure
+ * @errlen:  room in @err
  *
- * Context: main thread.
- * Return: 0, or -ENOMEM.
+ * Context: main thread, start-up.
+ * Return: 0, -ENOMEM, or listen(2)'s negative errno (another process
+ * bound the same port and listened first).
  */
-int listener_start(struct server *srv);
+int listener_start(struct server *srv, int backlog, char *err,
+		   size_t errlen);
 
 /**
  * listener_close_all() - stop accepting, close, remove the unix socket

@@ -9,7 +9,9 @@
  *   3. daemonize (-d), write the pidfile (-P), drop root (-u), all in
  *      daemon.c: before any thread or event_base exists, since fork()
  *      keeps only one thread;
- *   4. the store, the workers, the main loop's events; then run.
+ *   4. the store (and the snapshot), the workers, the main loop's
+ *      events; then listen, so that a port that answers is a server that
+ *      serves; then run.
  *
  * The main thread's loop carries the listeners, SIGTERM/SIGINT, SIGHUP
  * (reloads the auth file of -Y, as memcached does) and a
@@ -494,8 +496,6 @@ static void setup_events(struct server *srv)
 	    evsignal_add(srv->sigusr2, NULL) ||
 	    evsignal_add(srv->sighup, NULL) || evtimer_add(srv->clock, &one_sec))
 		die("cannot set up the main event loop");
-	if (listener_start(srv))
-		die("cannot set up the listeners");
 }
 
 static void free_events(struct server *srv)
@@ -598,6 +598,9 @@ int main(int argc, char **argv)
 	if (ret)
 		die("cannot start the worker threads: %s", strerror(-ret));
 	log_start(&srv);
+	/* the ports answer once everything that serves them is up */
+	if (listener_start(&srv, (int)settings.backlog, err, sizeof(err)))
+		die("%s", err);
 
 	event_base_dispatch(srv.base);
 

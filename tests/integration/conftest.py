@@ -33,7 +33,8 @@ FLAVOR = os.environ.get("ANCHORKV_FLAVOR") or (
     "memcached" if os.path.basename(BIN).startswith("memcached")
     else "anchorkv")
 HOST = "127.0.0.1"
-START_TIMEOUT = 15.0		# ASan start-up on a busy 2-core machine
+START_TIMEOUT = 60.0		# ASan start-up on a busy 2-core machine; the
+				# port answers once a snapshot is loaded
 STOP_TIMEOUT = 10.0		# exit, including LeakSanitizer's scan
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "runtime error:",
                    "LeakSanitizer", "ERROR: ThreadSanitizer",

@@ -31,8 +31,7 @@ def stop_with(srv, sig):
 
 
 def wait_log(srv, pattern, timeout=120):
-    """The server's log once @pattern (a regex) is in it: the port accepts
-    (into the backlog) before the load ends."""
+    """The server's log once @pattern (a regex) is in it."""
     deadline = time.monotonic() + timeout
     while True:
         log = srv.stderr_text()
@@ -40,6 +39,15 @@ def wait_log(srv, pattern, timeout=120):
             return log
         assert time.monotonic() < deadline, log[-2000:]
         time.sleep(0.05)
+
+
+def akbench_load(srv, n):
+    """Store key:0 .. key:<n - 1> with 32-byte values into @srv."""
+    r = subprocess.run([os.path.join(conftest.ROOT, "build/akbench"), "load",
+                        "-P", "mc", "-p", str(srv.port), "-n", str(n),
+                        "-x", "key:", "-d", "32", "-c", "4", "-D", "64"],
+                       capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def values(c, keys):
@@ -435,11 +443,7 @@ def test_large_load_progress_and_memory_limit(start_server, tmp_path):
     smaller memory limit it stops at the limit and says so."""
     snap = tmp_path / "snap"
     srv = start_server(["-e", str(snap), "-m", "1024"])
-    r = subprocess.run([os.path.join(conftest.ROOT, "build/akbench"), "load",
-                        "-P", "mc", "-p", str(srv.port), "-n", "1000000",
-                        "-x", "key:", "-d", "32", "-c", "4", "-D", "64"],
-                       capture_output=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    akbench_load(srv, 1000000)
     assert stop_with(srv, signal.SIGUSR1)[0] == 0
     srv = start_server(["-e", str(snap), "-m", "1024"])
     log = wait_log(srv, "loaded: ")
@@ -462,6 +466,37 @@ def test_large_load_progress_and_memory_limit(start_server, tmp_path):
         assert 0 < int(st["curr_items"]) < 1000000
         assert int(st["bytes"]) + int(st["index_bytes"]) <= 32 * MIB
         assert st["evictions"] == "0"
+
+
+class FirstConnect(conftest.Server):
+    """A server that keeps its log as it was at the first connection the
+    port took."""
+
+    def _wait_accepting(self):
+        ok = super()._wait_accepting()
+        self.log_at_first_connect = self.stderr_text()
+        return ok
+
+
+def test_port_answers_only_once_the_load_has_ended(start_server, tmp_path):
+    """The port used to listen before the snapshot was loaded and before
+    the workers existed: a client was taken into the backlog and waited
+    for the whole load, and a test that counted the daemon's descriptors
+    at its first connection counted them before the workers had made
+    theirs. The port now listens once the server serves."""
+    snap = tmp_path / "snap"
+    srv = start_server(["-e", str(snap)])
+    akbench_load(srv, 200000)
+    assert stop_with(srv, signal.SIGUSR1)[0] == 0
+    srv = FirstConnect(["-e", str(snap)], str(tmp_path)).start()
+    try:
+        assert re.search(r"snapshot \S+ loaded: 200000 items",
+                         srv.log_at_first_connect), srv.log_at_first_connect
+        assert "starting: pid" in srv.log_at_first_connect
+        with srv.conn() as c:
+            assert c.stats()["curr_items"] == "200000"
+    finally:
+        assert stop_with(srv, signal.SIGTERM)[0] == 0
 
 
 def test_relative_snapshot_path_survives_daemonize(tmp_path):
