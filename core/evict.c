@@ -595,41 +595,6 @@ int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 }
 
 /*
- * Start growing @sh's hash table from 2^@bits buckets: allocate the new
- * array unlocked, then reserve its bytes and install it under the lock.
- * Context: no lock held; takes sh->lock.
- */
-void shard_grow(struct store *s, struct shard *sh, unsigned int bits)
-{
-	struct slist_head *buckets = htable_buckets_alloc(bits + 1);
-	DEAD_LIST(dead);
-	size_t bytes, short_by;
-
-	if (!buckets)
-		return;
-	bytes = ak_usable_size(buckets);
-	shard_lock(sh);
-	if (sh->ht.bits != bits || !htable_wants_grow(&sh->ht))
-		goto out_unlock;
-	if (mem_charge_locked(s, sh, bytes, false, NULL, store_now(s), &dead,
-			      &short_by)) {
-		/* no room: try again after the table filled a little more */
-		sh->grow_retry_at = sh->ht.count + sh->ht.count / 4 + 1;
-		goto out_unlock;
-	}
-	if (htable_grow_start(&sh->ht, buckets)) {
-		mem_add(s, -(int64_t)bytes);
-		goto out_unlock;
-	}
-	sh->index_bytes += bytes;
-	buckets = NULL;
-out_unlock:
-	shard_unlock(sh);
-	items_release(&dead);
-	ak_free(buckets);
-}
-
-/*
  * Evict from the shards other than @self, one lock at a time, until about
  * @need bytes are freed: first from those at or above their fair share,
  * then from any. Return: the bytes freed.

@@ -495,7 +495,27 @@ void hand_step_locked(const struct shard *sh, struct clock_hand *h,
  * REHASH_STEP old buckets. Return: the old array once the move is
  * complete (ak_free() it after unlocking), else NULL.
  */
-struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh)
+/*
+ * Start growing @sh's hash table from 2^@bits buckets: allocate the new
+ * array unlocked, install it under the lock. The arrays are outside the
+ * memory limit, as memcached's hash table is outside its -m.
+ * Context: no lock held; takes sh->lock.
+ */
+void shard_grow(struct shard *sh, unsigned int bits)
+{
+	struct slist_head *buckets = htable_buckets_alloc(bits + 1);
+
+	if (!buckets)
+		return;
+	shard_lock(sh);
+	if (sh->ht.bits == bits && htable_wants_grow(&sh->ht) &&
+	    !htable_grow_start(&sh->ht, buckets))
+		buckets = NULL;
+	shard_unlock(sh);
+	ak_free(buckets);
+}
+
+struct slist_head *shard_rehash_some_locked(struct shard *sh)
 {
 	struct slist_head *old, *done = NULL;
 	struct slist_node *tmp;
@@ -511,12 +531,6 @@ struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh)
 				item_key_hash(item_key(it), it->nkey)));
 		}
 		done = htable_rehash_advance(&sh->ht);
-	}
-	if (done) {
-		int64_t bytes = (int64_t)ak_usable_size(done);
-
-		sh->index_bytes -= bytes;
-		mem_add(s, -bytes);
 	}
 	return done;
 }

@@ -117,7 +117,7 @@ struct shard {
 	uint64_t curr_str_items;
 	uint64_t total_items;
 	uint64_t bytes;			/* item_alloc_size() of linked items */
-	uint64_t index_bytes;		/* hash arrays + radix nodes */
+	uint64_t index_bytes;		/* radix nodes + ring + ghost */
 	uint64_t evictions;
 	uint64_t evicted_unfetched;
 	uint64_t expired_unfetched;
@@ -129,7 +129,6 @@ struct shard {
 	 * live counts, and store_count() reads them instead of walking.
 	 */
 	uint64_t doubtful;
-	uint64_t grow_retry_at;		/* ht.count before a refused grow retries */
 	/*
 	 * S3-FIFO eviction (evict.c). The small queue is a window over the
 	 * shard's cas sequence: an item in it sits at small[seq & small_mask],
@@ -715,7 +714,8 @@ void part_split(struct store *s, const char *key, size_t nkey);
 unsigned int parts_tidy(struct store *s, unsigned int max);
 void parts_free_retired(struct store *s);
 
-/* shard.c: taking an item off the indexes, the hands, hash table steps */
+/* shard.c: taking an item off the indexes, the hands, the hash table's
+ * growth (outside the memory limit) and its steps */
 void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,
 			struct dead_list *dead);
 void item_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
@@ -723,55 +723,25 @@ void item_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
 struct item *hand_item_locked(const struct shard *sh, struct clock_hand *h);
 void hand_step_locked(const struct shard *sh, struct clock_hand *h,
 		      const struct item *it);
-struct slist_head *shard_rehash_some_locked(struct store *s, struct shard *sh);
+void shard_grow(struct shard *sh, unsigned int bits);
+struct slist_head *shard_rehash_some_locked(struct shard *sh);
 
 /*
  * Move a few old buckets of a growing hash table. Return: the old array
  * once the move is complete (ak_free() it after unlocking), else NULL.
  */
-static inline struct slist_head *shard_rehash_step_locked(struct store *s,
-							  struct shard *sh)
+static inline struct slist_head *shard_rehash_step_locked(struct shard *sh)
 {
 	ak_lock_assert_held(&sh->lock);
 	if (likely(!htable_rehashing(&sh->ht)))
 		return NULL;
-	return shard_rehash_some_locked(s, sh);
+	return shard_rehash_some_locked(sh);
 }
 
-/*
- * Whether a write should be followed by shard_grow(): at a load of 1.5;
- * but at a load of 2 when the doubled array would not fit under the
- * memory limit without evicting (its bytes are items lost), or when the
- * table holds at a load of 2 as many items as the shard's share of the
- * limit can, at the shard's bytes an item (the store will fill before
- * the doubled array is needed).
- */
-static inline bool shard_wants_grow_locked(const struct store *s,
-					   const struct shard *sh)
-{
-	size_t limit = READ_ONCE(s->cfg.mem_limit);
-	uint64_t size = htable_size(sh->ht.bits);
-
-	ak_lock_assert_held(&sh->lock);
-	if (!htable_wants_grow(&sh->ht) || sh->ht.count < sh->grow_retry_at)
-		return false;
-	if (!limit)
-		return true;
-	if (__atomic_load_n(&s->mem_used, __ATOMIC_RELAXED) +
-	    2 * size * sizeof(struct slist_head) > limit)
-		return sh->ht.count > 2 * size;
-	/* items the shard's share holds: limit / shards / (bytes / items) */
-	if (sh->bytes && (double)limit * (double)sh->curr_items <=
-	    (double)(2 * size) * (double)s->cfg.nshards * (double)sh->bytes)
-		return sh->ht.count > 2 * size;
-	return true;
-}
-
-/* evict.c: the memory charge, cross-shard eviction, hash table growth */
+/* evict.c: the memory charge, cross-shard eviction */
 int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 		      bool defer, const struct item *keep, rel_time_t now,
 		      struct dead_list *dead, size_t *short_by);
-void shard_grow(struct store *s, struct shard *sh, unsigned int bits);
 
 /* expire.c: the expiry hand's walk */
 unsigned int shard_expire_locked(struct store *s, struct shard *sh,

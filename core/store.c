@@ -278,15 +278,16 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		ret = shard_store_locked(s, sh, c, &dead);
 		if (c->split)	/* the item is the store's once unlocked */
 			memcpy(split_key, c->k.key, c->k.nkey);
-		old_buckets = shard_rehash_step_locked(s, sh);
-		if (!c->k.isint && shard_wants_grow_locked(s, sh))
+		old_buckets = shard_rehash_step_locked(sh);
+		/* memcached's rule: a load of 1.5 */
+		if (!c->k.isint && htable_wants_grow(&sh->ht))
 			grow_bits = sh->ht.bits;
 		grow_queues = queues_want_grow_locked(sh);
 		shard_unlock(sh);
 		items_release(&dead);
 		ak_free(old_buckets);
 		if (grow_bits)
-			shard_grow(s, sh, grow_bits);
+			shard_grow(sh, grow_bits);
 		if (grow_queues)
 			queues_grow(s, sh);
 		if (c->split) {
@@ -583,7 +584,7 @@ int store_delete(struct store *s, const char *key, size_t nkey)
 	it = shard_find_live_locked(s, sh, &k, store_now(s), &dead, NULL);
 	if (it)
 		item_unlink_locked(s, sh, it, &dead);
-	old_buckets = shard_rehash_step_locked(s, sh);
+	old_buckets = shard_rehash_step_locked(sh);
 	shard_unlock(sh);
 	items_release(&dead);
 	ak_free(old_buckets);

@@ -105,7 +105,8 @@ struct store_stats {
 	uint64_t curr_str_items;	/* of which other keys */
 	uint64_t total_items;		/* items ever linked (since reset) */
 	uint64_t bytes;			/* allocator bytes of linked items */
-	uint64_t index_bytes;		/* hash arrays + radix nodes */
+	uint64_t index_bytes;		/* radix nodes + S3-FIFO's rings and
+					 * ghosts: counted in the limit */
 	uint64_t limit_maxbytes;	/* the memory limit */
 	uint64_t evictions;		/* items evicted to make room (since reset) */
 	uint64_t evicted_unfetched;	/* of which never read */
@@ -120,6 +121,7 @@ struct store_stats {
 	uint64_t expire_checked;	/* items the expiry hand looked at, and */
 	uint64_t expire_reclaimed;	/* reclaimed (since the start) */
 	uint64_t hash_buckets;		/* buckets over all shards */
+	uint64_t hash_bytes;		/* their arrays (not in the limit) */
 	uint64_t radix_nodes;		/* radix nodes over all shards */
 	uint64_t rehashing;		/* shards growing their table now */
 	uint64_t nshards;
@@ -638,8 +640,10 @@ size_t store_mem_limit(const struct store *s);
  * @str_items: how many string keys are about to be stored (a snapshot's
  *             hint), so that the tables need not grow on the way
  *
- * A shard that holds items, or whose bigger table would not fit in the
- * memory limit, is left as it is.
+ * A shard that holds items is left as it is. With a memory limit, the hint
+ * is believed up to the string items the limit could hold; the tables
+ * themselves are outside the limit (as memcached's hash table is outside
+ * its -m).
  *
  * Context: start-up; takes and releases each shard lock; allocates
  * outside them.

@@ -37,6 +37,7 @@ static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
 	st->moved_main += sh->moved_main;
 	st->small_aged += sh->small_aged;
 	st->hash_buckets += (uint64_t)1 << sh->ht.bits;
+	st->hash_bytes += htable_memory(&sh->ht);
 	st->radix_nodes += sh->ints.nr_nodes;
 	st->rehashing += htable_rehashing(&sh->ht);
 }
@@ -188,7 +189,8 @@ struct store *store_create(const struct store_config *cfg)
 		htable_init(&sh->ht, buckets, bits);
 		radix_tree_init(&sh->ints);
 		sh->index = i;
-		sh->index_bytes = htable_memory(&sh->ht) + queues_memory(sh);
+		/* the hash table is outside the limit, as memcached's is */
+		sh->index_bytes = queues_memory(sh);
 		s->mem_used += sh->index_bytes;
 	}
 	if (ok < n)
@@ -254,8 +256,10 @@ void store_cas_floor(struct store *s, uint64_t cas)
 
 void store_presize(struct store *s, uint64_t str_items)
 {
-	/* without a memory limit, a hint is believed up to 2^28 keys */
-	uint64_t per = (str_items < (1ull << 28) ? str_items : 1ull << 28) /
+	size_t limit = READ_ONCE(s->cfg.mem_limit);
+	/* believed up to 2^28 keys, and what the limit can hold */
+	uint64_t most = limit ? limit / ITEM_STR_DATA : 1ull << 28;
+	uint64_t per = (str_items < most ? str_items : most) /
 		       s->cfg.nshards + 1;
 	unsigned int bits = HTABLE_MIN_BITS, i;
 
@@ -265,30 +269,20 @@ void store_presize(struct store *s, uint64_t str_items)
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
 		struct slist_head *buckets, *old;
-		size_t limit = READ_ONCE(s->cfg.mem_limit);
-		int64_t delta;
 
 		if (bits <= sh->ht.bits)
 			continue;
-		/* the memory limit is checked before the allocation too */
-		delta = (int64_t)(htable_size(bits) - htable_size(sh->ht.bits)) *
-			(int64_t)sizeof(*buckets);
-		if (limit && store_memory_used(s) + (size_t)delta > limit)
-			return;
 		buckets = htable_buckets_alloc(bits);
 		if (!buckets)
 			return;
 		shard_lock(sh);
-		if (sh->ht.count || sh->ht.next || sh->ht.bits >= bits ||
-		    (limit && store_memory_used(s) + (size_t)delta > limit)) {
+		if (sh->ht.count || sh->ht.next || sh->ht.bits >= bits) {
 			shard_unlock(sh);
 			ak_free(buckets);
 			continue;
 		}
 		old = sh->ht.buckets;
 		htable_init(&sh->ht, buckets, bits);
-		sh->index_bytes += (uint64_t)delta;
-		mem_add(s, delta);
 		shard_unlock(sh);
 		ak_free(old);
 	}

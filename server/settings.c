@@ -716,8 +716,9 @@ int settings_finish(struct settings *s, char *err, size_t errlen)
 	}
 	/*
 	 * The first hash tables take at most 1/HASH_SHARE_OF_LIMIT of the
-	 * memory limit (it counts them): a small -m is not half spent on
-	 * buckets before the first item; they grow with the items.
+	 * memory limit (which does not count them, as memcached's -m does
+	 * not count its table): a small -m gets a small table; they grow
+	 * with the items.
 	 */
 	power = s->hash_power;
 	while (s->maxbytes && power > HASH_POWER_FLOOR &&

@@ -291,7 +291,7 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_u64(out, "threads", settings.threads);
 	stat_u64(out, "conn_yields", t.io.conn_yields);
 	stat_u64(out, "hash_power_level", log2_u64(st.hash_buckets));
-	stat_u64(out, "hash_bytes", st.hash_buckets * sizeof(void *));
+	stat_u64(out, "hash_bytes", st.hash_bytes);
 	stat_u64(out, "hash_is_expanding", st.rehashing ? 1 : 0);
 	/* memcached's slab mover, LRU maintainer and crawler thread, log
 	 * watchers and NAPI: anchorkv has none of them */
