@@ -12,10 +12,11 @@
 
 #include "slab.h"
 
-size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes)
+size_t item_total_size(const char *key, size_t nkey, uint32_t flags,
+		       uint32_t nbytes)
 {
 	return slab_charge(item_block_size(key_is_integer(key, nkey, NULL),
-					    nkey, nbytes));
+					    flags, nkey, nbytes));
 }
 
 struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
@@ -25,7 +26,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	uint64_t ikey;
 	bool intkey = key_is_integer(key, nkey, &ikey);
 
-	it = slab_alloc(item_block_size(intkey, nkey, nbytes));
+	it = slab_alloc(item_block_size(intkey, flags, nkey, nbytes));
 	if (!it)
 		return NULL;
 	if (intkey) {
@@ -39,12 +40,15 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	it->subtree = 0;
 	it->cas = 0;
 	it->exptime = exptime;
-	it->time = 0;
-	it->flags = flags;
-	it->nbytes = nbytes;
+	it->nbytes = nbytes & ITEM_NBYTES_MAX;
+	it->has_flags = flags != 0;
 	it->refcount = 1;
 	it->nkey = (uint8_t)nkey;
+	item_set_time(it, 0);
 	memcpy((char *)it + item_data_offset(intkey), key, nkey);
+	if (flags)	/* after the value and its "\r\n" */
+		memcpy((char *)it + item_data_offset(intkey) + nkey + nbytes +
+		       2, &flags, sizeof(flags));
 	return it;
 }
 

@@ -72,10 +72,8 @@ struct item {
 		struct item *dead_next;
 	};
 	rel_time_t exptime;		/* 0: never */
-	rel_time_t time;		/* last stored or fetched (flush_all,
-				 * mg l, me la) */
-	uint32_t flags;			/* client flags */
-	uint32_t nbytes;		/* value length without "\r\n" */
+	uint32_t nbytes : 31;		/* value length without "\r\n" */
+	uint32_t has_flags : 1;		/* client flags stored (not 0) */
 	uint32_t refcount;		/* atomic */
 	uint8_t nkey;			/* key length, 1..250 */
 	uint8_t iflags;			/* enum item_iflags; relaxed loads */
@@ -93,22 +91,36 @@ struct item {
 		uint64_t ikey;		/* ITEM_INTKEY: the key's value */
 	};
 	/*
-	 * The key and the value follow the last field the item's key class
-	 * uses: ikey for integer keys (which do without hnode and rbnode,
-	 * 32 bytes), rbnode for the others.
+	 * After the last field the item's key class uses (ikey for integer
+	 * keys, which do without hnode and rbnode; rbnode for the others):
+	 *   rel_time_t time;	last stored or fetched (flush_all, mg l,
+	 *			me la): item_time()
+	 * then the key, the value and its "\r\n", then the client flags,
+	 * only when has_flags (item_flags()): they are mostly 0, and
+	 * memcached too stores them only when they are not; 4 bytes saved
+	 * an item. After the value, so that the key's offset depends on
+	 * the key class alone, as before.
 	 */
 };
 
-#define ITEM_INT_DATA	(offsetof(struct item, ikey) + sizeof(uint64_t))
-#define ITEM_STR_DATA	sizeof(struct item)
+#define ITEM_INT_TAIL	(offsetof(struct item, ikey) + sizeof(uint64_t))
+#define ITEM_STR_TAIL	sizeof(struct item)
+#define ITEM_INT_DATA	(ITEM_INT_TAIL + sizeof(rel_time_t))
+#define ITEM_STR_DATA	(ITEM_STR_TAIL + sizeof(rel_time_t))
+#define ITEM_FLAGS_SIZE	sizeof(uint32_t)	/* after the value, when
+						 * has_flags */
+#define ITEM_NBYTES_MAX	((1u << 31) - 1)	/* -I is at most 1 GiB */
 
 /*
- * The header sizes decide the jemalloc size class of the usual item: a
- * 32-byte value with a 6-digit integer key takes 40 + 6 + 34 = 80 bytes,
- * with a 14-byte string key 64 + 14 + 34 = 112.
+ * The header sizes decide the size class of the usual item: a 32-byte
+ * value with a 6-digit integer key and flags 0 takes 36 + 6 + 34 = 76
+ * bytes, with a 14-byte string key 60 + 14 + 34 = 108 (4 more with
+ * flags).
  */
-_Static_assert(ITEM_INT_DATA == 40, "integer items: a 40-byte header");
-_Static_assert(ITEM_STR_DATA == 64, "string items: a 64-byte header");
+_Static_assert(ITEM_INT_DATA == 36, "integer items: a 36-byte header");
+_Static_assert(ITEM_STR_DATA == 60, "string items: a 60-byte header");
+_Static_assert((ITEM_STR_TAIL - ITEM_INT_TAIL) % ITEM_INTKEY == 0,
+	       "item_tail() computes the tail from the ITEM_INTKEY bit");
 
 /**
  * item_data_offset() - where the key of an item of this class starts
@@ -121,18 +133,48 @@ static inline size_t item_data_offset(bool intkey)
 	return intkey ? ITEM_INT_DATA : ITEM_STR_DATA;
 }
 
+/* Where an item's time is: right after its key class's last field. */
+static inline char *item_tail(const struct item *it)
+{
+	/* ITEM_INTKEY never changes; other bits may, hence the relaxed load */
+	unsigned int intkey = __atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
+			      ITEM_INTKEY;
+
+	return (char *)it + ITEM_STR_TAIL -
+	       intkey * ((ITEM_STR_TAIL - ITEM_INT_TAIL) / ITEM_INTKEY);
+}
+
+/**
+ * item_time() - when the item was last stored or fetched
+ * @it: the item
+ *
+ * Context: any; a relaxed load (a hit moves it forward, item_set_time()).
+ */
+static inline rel_time_t item_time(const struct item *it)
+{
+	return __atomic_load_n((rel_time_t *)item_tail(it), __ATOMIC_RELAXED);
+}
+
+static inline void item_set_time(struct item *it, rel_time_t t)
+{
+	__atomic_store_n((rel_time_t *)item_tail(it), t, __ATOMIC_RELAXED);
+}
+
+/**
+ * item_flags() - the client flags
+ * @it: the item
+ *
+ * Context: any; they never change once the item is made.
+ */
+static inline uint32_t item_flags(const struct item *it);
+
 /**
  * item_key() - the key bytes (not NUL terminated)
  * @it: the item
  */
 static inline const char *item_key(const struct item *it)
 {
-	/* ITEM_INTKEY never changes; other bits may, hence the relaxed load */
-	unsigned int intkey = __atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
-			      ITEM_INTKEY;
-
-	return (const char *)it + ITEM_STR_DATA -
-	       intkey * ((ITEM_STR_DATA - ITEM_INT_DATA) / ITEM_INTKEY);
+	return item_tail(it) + sizeof(rel_time_t);
 }
 
 /**
@@ -149,10 +191,21 @@ static inline const char *item_value_const(const struct item *it)
 	return item_key(it) + it->nkey;
 }
 
+static inline uint32_t item_flags(const struct item *it)
+{
+	uint32_t flags;
+
+	if (!it->has_flags)
+		return 0;
+	memcpy(&flags, item_value_const(it) + it->nbytes + 2, sizeof(flags));
+	return flags;
+}
+
 /**
  * item_block_size() - the bytes of an item's block: header, key, value and
  * its "\r\n"
  * @intkey: whether the key is an integer key (key_is_integer())
+ * @flags:  the client flags (4 bytes when not 0)
  * @nkey:   key length
  * @nbytes: value length
  *
@@ -162,10 +215,11 @@ static inline const char *item_value_const(const struct item *it)
  * Context: any.
  * Return: the bytes item_alloc() asks the allocator for.
  */
-static inline size_t item_block_size(bool intkey, size_t nkey,
-				     uint32_t nbytes)
+static inline size_t item_block_size(bool intkey, uint32_t flags,
+				     size_t nkey, uint32_t nbytes)
 {
-	return item_data_offset(intkey) + nkey + (size_t)nbytes + 2;
+	return item_data_offset(intkey) + nkey + (size_t)nbytes + 2 +
+	       (flags ? ITEM_FLAGS_SIZE : 0);
 }
 
 /**
@@ -177,8 +231,9 @@ static inline size_t item_block_size(bool intkey, size_t nkey,
  */
 static inline size_t item_block_size_of(const struct item *it)
 {
-	return item_block_size(__atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
-			       ITEM_INTKEY, it->nkey, it->nbytes);
+	return item_data_offset(__atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
+				ITEM_INTKEY) + it->nkey + (size_t)it->nbytes +
+	       2 + it->has_flags * ITEM_FLAGS_SIZE;
 }
 
 /**
@@ -206,7 +261,8 @@ static inline size_t item_alloc_size(const struct item *it)
  * @nbytes:  value length; the caller fills nbytes + 2 bytes at item_value()
  *
  * Copies the key, and sets ITEM_INTKEY and ikey if the key is a canonical
- * u64. The cas and time fields are set when the store links the item.
+ * u64. The cas and time fields are set when the store links the item; the
+ * flags are stored only when not 0 (has_flags).
  *
  * Context: any lock state; allocates, so store users call it before taking a
  * shard lock.
@@ -219,13 +275,15 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
  * item_total_size() - allocator bytes an item of this shape would take
  * @key:    the key (its class decides the header size)
  * @nkey:   key length
+ * @flags:  the client flags
  * @nbytes: value length
  *
  * Context: any.
  * Return: slab_charge() of the block item_alloc() would get: what the
  * store will count for it.
  */
-size_t item_total_size(const char *key, size_t nkey, uint32_t nbytes);
+size_t item_total_size(const char *key, size_t nkey, uint32_t flags,
+		       uint32_t nbytes);
 
 /**
  * item_mc_size() - the size memcached 1.6 checks against -I

@@ -546,7 +546,7 @@ static inline bool item_flushed(const struct store *s, const struct item *it,
 	const struct shard *sh = shard_of_cas(s, it);
 	uint64_t w = __atomic_load_n(&s->flush_word, __ATOMIC_ACQUIRE);
 	rel_time_t done = (rel_time_t)w, pend = (rel_time_t)(w >> 32);
-	rel_time_t t = READ_ONCE(it->time);	/* a hit moves it forward */
+	rel_time_t t = item_time(it);	/* a hit moves it forward */
 
 	if (pend && pend <= now && t < pend)
 		return true;
@@ -584,7 +584,7 @@ static inline bool item_doubtful(const struct store *s, const struct item *it)
 	if (READ_ONCE(it->exptime))
 		return true;
 	m = flush_moment(s);
-	return m && READ_ONCE(it->time) <= m;
+	return m && item_time(it) <= m;
 }
 
 /* @it joins the shard's indexes (its time and expiry set): count it. */

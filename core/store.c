@@ -193,7 +193,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 		__atomic_store_n(&sh->cas_seq, seq, __ATOMIC_RELAXED);
 		it->cas = seq << s->shard_bits | sh->index;
 	}
-	it->time = c->keep_time && old ? READ_ONCE(old->time) : now;
+	item_set_time(it, c->keep_time && old ? item_time(old) : now);
 
 	nodes = sh->ints.nr_nodes;
 	if (intkey) {
@@ -317,7 +317,7 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,
 		     struct item **out)
 {
-	size_t total = item_total_size(key, nkey, nbytes);
+	size_t total = item_total_size(key, nkey, flags, nbytes);
 	size_t limit = READ_ONCE(s->cfg.mem_limit);
 	struct item *it;
 
@@ -392,13 +392,13 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 		}
 		nbytes = (uint64_t)old->nbytes + it->nbytes;
 		if (nbytes > UINT32_MAX ||
-		    item_mc_size(k.nkey, old->flags, (uint32_t)nbytes) >
+		    item_mc_size(k.nkey, item_flags(old), (uint32_t)nbytes) >
 		    s->cfg.item_size_max) {
 			item_put(old);
 			ret = STORE_TOO_LARGE;
 			break;
 		}
-		joined = item_alloc(k.key, k.nkey, old->flags,
+		joined = item_alloc(k.key, k.nkey, item_flags(old),
 				    READ_ONCE(old->exptime),
 				    (uint32_t)nbytes);
 		if (!joined) {
@@ -488,7 +488,7 @@ void lookup_hit_locked(struct store *s, struct shard *sh, struct item *it,
 	rel_time_t now, exp = READ_ONCE(it->exptime);
 
 	res->exptime = exp;
-	res->atime = READ_ONCE(it->time);
+	res->atime = item_time(it);
 	res->iflags = f;
 	res->won = false;
 	if (req->flags & STORE_REQ_TOUCH) {
@@ -513,7 +513,7 @@ void lookup_hit_locked(struct store *s, struct shard *sh, struct item *it,
 	now = store_now(s);
 	if (unlikely(res->atime != now)) {
 		doubtful_unlink_locked(s, sh, it);
-		WRITE_ONCE(it->time, now);
+		item_set_time(it, now);
 		doubtful_link_locked(s, sh, it);
 	}
 }
@@ -535,7 +535,7 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 					    &st);
 		if (it) {
 			lookup_hit_locked(s, sh, it, req, res);
-			res->flags = it->flags;
+			res->flags = item_flags(it);
 			res->nbytes = it->nbytes;
 			res->cas = it->cas;
 			if (req->buf && (size_t)it->nbytes + 2 <= req->room) {
@@ -660,7 +660,7 @@ enum store_result store_meta_delete(struct store *s, const struct store_del *d)
 		nbytes = d->remove_value ? 0 : old->nbytes;
 		/* x's item has T's expiry or none, as memcached makes it */
 		it = item_alloc(k.key, k.nkey,
-				d->remove_value ? d->flags : old->flags,
+				d->remove_value ? d->flags : item_flags(old),
 				d->set_ttl ? d->ttl : d->remove_value ? 0 :
 				READ_ONCE(old->exptime), nbytes);
 		if (!it) {
@@ -728,7 +728,7 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 			v = a->delta > v ? 0 : v - a->delta;
 		len = snprintf(text, sizeof(text), "%llu",
 			       (unsigned long long)v);
-		it = item_alloc(k.key, k.nkey, old->flags,
+		it = item_alloc(k.key, k.nkey, item_flags(old),
 				READ_ONCE(old->exptime),
 				(uint32_t)len);
 		if (!it) {

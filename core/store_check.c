@@ -63,6 +63,8 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 	if (!(it->iflags & ITEM_LINKED) || shard_of(s, &k) != sh ||
 	    !__atomic_load_n(&it->refcount, __ATOMIC_RELAXED))
 		CHECK_FAIL("shard %u: indexed item not linked here", sh->index);
+	if (it->has_flags && !item_flags(it))
+		CHECK_FAIL("shard %u: flags 0 stored", sh->index);
 	if (item_is_int(it)) {
 		if (!key_is_integer(item_key(it), it->nkey, &v) ||
 		    v != it->ikey || item_key(it) != (const char *)it + ITEM_INT_DATA)

@@ -95,13 +95,13 @@ static char *dump_meta_line(struct proto_conn *pc, const struct proto_dump *d,
 			    const struct item *it, char *p)
 {
 	rel_time_t exptime = READ_ONCE(it->exptime);
-	uint32_t flags = READ_ONCE(it->flags);
+	uint32_t flags = item_flags(it);
 	size_t size = item_mc_size(it->nkey, flags, it->nbytes);
 
 	p = put_uri(PUT_LIT(p, "key="), item_key(it), it->nkey);
 	p = PUT_LIT(p, " exp=");
 	p = exptime ? fmt_u64(p, dump_unix(d, exptime)) : PUT_LIT(p, "-1");
-	p = fmt_u64(PUT_LIT(p, " la="), dump_unix(d, READ_ONCE(it->time)));
+	p = fmt_u64(PUT_LIT(p, " la="), dump_unix(d, item_time(it)));
 	p = fmt_u64(PUT_LIT(p, " cas="), pc->ctx->settings->cas_enabled ?
 					 READ_ONCE(it->cas) : 0);
 	p = READ_ONCE(it->iflags) & ITEM_FETCHED ? PUT_LIT(p, " fetch=yes") :

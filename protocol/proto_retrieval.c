@@ -48,7 +48,7 @@ void proto_value(struct proto_conn *pc, struct item *it, unsigned int how)
 	memcpy(p, "VALUE ", 6);
 	q = put_listed_key(p + 6, item_key(it), it->nkey, coded);
 	*q++ = ' ';
-	q = fmt_u64(q, it->flags);
+	q = fmt_u64(q, item_flags(it));
 	*q++ = ' ';
 	q = fmt_u64(q, it->nbytes);
 	if (how & VALUE_CAS) {

@@ -169,7 +169,7 @@ static int add_item(struct writer *w, const struct item *it,
 	p[0] = it->nkey;
 	p[1] = READ_ONCE(it->iflags) & KEPT_IFLAGS;
 	p[2] = p[3] = 0;
-	put_u32(p + 4, READ_ONCE(it->flags));
+	put_u32(p + 4, item_flags(it));
 	put_u32(p + 8, it->nbytes);
 	put_u64(p + 12, expiry);
 	put_u64(p + 20, READ_ONCE(it->cas));
@@ -401,7 +401,7 @@ static int load_block(struct loader *l, const unsigned char *p, size_t len,
 			exptime = store_exptime(l->s, (int64_t)expiry);
 		if (limit && store_memory_used(l->s) +
 		    item_total_size((const char *)p + RECORD_HEAD, nkey,
-				    nbytes) > limit) {
+				    flags, nbytes) > limit) {
 			l->full = true;		/* the rest is only checked */
 			p += RECORD_HEAD + nkey + nbytes;
 			continue;

@@ -116,7 +116,7 @@ static bool same_items(struct store *a, struct store *b, bool ttl_gone)
 		if (ttl_gone && x->exptime) {
 			ok = ok && !y;
 		} else if (!y || y->nbytes != x->nbytes ||
-			   y->flags != x->flags || y->cas != x->cas ||
+			   item_flags(y) != item_flags(x) || y->cas != x->cas ||
 			   y->exptime != x->exptime ||
 			   (y->iflags & ITEM_KEY_BINARY) !=
 			   (x->iflags & ITEM_KEY_BINARY) ||

@@ -251,6 +251,51 @@ static void test_keys(void)
 
 /* ---- examples of each operation ---- */
 
+/*
+ * The item's shape: client flags take 4 bytes only when they are not 0,
+ * the time sits after the key class's anchors, and neither overwrites
+ * the other or the key, for both key classes.
+ */
+static void test_item_shape(void)
+{
+	static const uint32_t flags[] = { 0, 1, 0x80000000u, UINT32_MAX };
+	static const char *const keys[] = { "12345", "k12345" };
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		bool intkey = i == 0;
+		size_t nkey = strlen(keys[i]);
+
+		for (j = 0; j < ARRAY_SIZE(flags); j++) {
+			struct item *it = item_alloc(keys[i], nkey, flags[j],
+						     7, 3);
+			size_t head = intkey ? ITEM_INT_DATA : ITEM_STR_DATA;
+
+			CHECK(it);
+			if (!it)
+				continue;
+			memcpy(item_value(it), "abc\r\n", 5);
+			item_set_time(it, 0xfeedbeefu);
+			CHECK(!!(it->iflags & ITEM_INTKEY) == intkey);
+			CHECK(item_flags(it) == flags[j]);
+			CHECK(item_time(it) == 0xfeedbeefu);
+			CHECK(item_key(it) == (const char *)it + head);
+			CHECK(!memcmp(item_key(it), keys[i], nkey));
+			CHECK(!memcmp(item_value(it), "abc\r\n", 5));
+			CHECK(item_block_size_of(it) == head + nkey + 3 + 2 +
+			      (flags[j] ? 4 : 0));
+			CHECK(item_block_size_of(it) ==
+			      item_block_size(intkey, flags[j], nkey, 3));
+			CHECK(it->exptime == 7 && it->nbytes == 3);
+			item_put(it);
+		}
+	}
+	/* the header of the usual item: 60 bytes; flags take 4 more */
+	CHECK(item_block_size(false, 0, 15, 32) == 60 + 15 + 34);
+	CHECK(item_block_size(false, 2, 15, 32) == 64 + 15 + 34);
+	CHECK(item_block_size(true, 0, 6, 32) == 36 + 6 + 34);
+}
+
 static void test_examples(unsigned int nshards)
 {
 	struct store *s = new_store(nshards, 0, false, 2);
@@ -269,12 +314,12 @@ static void test_examples(unsigned int nshards)
 	CHECK(put(s, "42", "int", 6, 0, STORE_OP_SET, 0, &cas2) == STORE_STORED);
 	CHECK(cas1 != cas2 && cas1 && cas2);
 	it = store_get(s, "a", 1, &why);
-	CHECK(it && why == STORE_HIT && it->flags == 5 && it->cas == cas1);
+	CHECK(it && why == STORE_HIT && item_flags(it) == 5 && it->cas == cas1);
 	CHECK(it && !(it->iflags & ITEM_INTKEY));
 	if (it)
 		item_put(it);
 	it = store_get(s, "42", 2, NULL);
-	CHECK(it && it->flags == 6 && (it->iflags & ITEM_INTKEY) &&
+	CHECK(it && item_flags(it) == 6 && (it->iflags & ITEM_INTKEY) &&
 	      it->ikey == 42);
 	if (it)
 		item_put(it);
@@ -341,7 +386,7 @@ static void test_examples(unsigned int nshards)
 	CHECK(cas1 != cas2 && cas2 != cas3 && cas1 != cas3);
 	CHECK(holds(s, "ap", "start_mid_end"));
 	it = store_get(s, "ap", 2, NULL);
-	CHECK(it && it->flags == 77 && it->exptime == store_now(s) + 100 &&
+	CHECK(it && item_flags(it) == 77 && it->exptime == store_now(s) + 100 &&
 	      it->cas == cas3);
 	if (it)
 		item_put(it);
@@ -382,7 +427,7 @@ static void test_examples(unsigned int nshards)
 	CHECK(arith(s, "n", 1, true, 1, &v, &cas2) == 0 && v == 13);
 	CHECK(cas2 != cas1 && holds(s, "n", "13"));
 	it = store_get(s, "n", 1, NULL);
-	CHECK(it && it->flags == 9 && it->cas == cas2);
+	CHECK(it && item_flags(it) == 9 && it->cas == cas2);
 	if (it)
 		item_put(it);
 	CHECK(arith(s, "n", 1, false, 100, &v, NULL) == 0 && v == 0);
@@ -1095,7 +1140,7 @@ static bool item_matches(const struct item *it, unsigned int i)
 	       it->nbytes == e->nval &&
 	       !memcmp(item_value_const(it), e->val, e->nval) &&
 	       !memcmp(item_value_const(it) + e->nval, "\r\n", 2) &&
-	       it->flags == e->flags && it->cas == e->cas;
+	       item_flags(it) == e->flags && it->cas == e->cas;
 }
 
 /* A random bound: a pool key, an odd key, or - / +. */
@@ -1677,7 +1722,7 @@ static void test_read_items_stay(void)
 	memset(val, 'v', sizeof(val));
 	/* fill to a little below the limit: no eviction yet */
 	while (store_memory_used(s) +
-	       4 * item_total_size("c1234567", 8, sizeof(val)) < limit) {
+	       4 * item_total_size("c1234567", 8, 0, sizeof(val)) < limit) {
 		snprintf(key, sizeof(key), "c%u", n++);
 		CHECK(put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
 			    STORE_OP_SET, 0, NULL) == STORE_STORED);
@@ -1882,7 +1927,7 @@ static void *mt_thread(void *arg)
 			if (it && mine) {
 				n = a->mine[k] % 600;
 				fill_value(val, n, a->mine[k]);
-				a->bad += !a->mine[k] || it->flags != a->mine[k] ||
+				a->bad += !a->mine[k] || item_flags(it) != a->mine[k] ||
 					  it->nbytes != n ||
 					  memcmp(item_value(it), val, n);
 			}
@@ -2581,6 +2626,7 @@ int main(void)
 	pool_init();
 
 	test_keys();
+	test_item_shape();
 	test_bad_config();
 	test_create_alloc_failures();
 	test_examples(1);
