@@ -44,7 +44,9 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	it->has_flags = flags != 0;
 	it->refcount = 1;
 	it->nkey = (uint8_t)nkey;
-	item_set_time(it, 0);
+	/* the time, right before the key (item_tail()) */
+	memset((char *)it + item_data_offset(intkey) - sizeof(rel_time_t), 0,
+	       sizeof(rel_time_t));
 	memcpy((char *)it + item_data_offset(intkey), key, nkey);
 	if (flags)	/* after the value and its "\r\n" */
 		memcpy((char *)it + item_data_offset(intkey) + nkey + nbytes +
