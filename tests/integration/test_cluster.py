@@ -222,16 +222,16 @@ def test_a_range_command_closes_the_proxy_connection(cluster):
 
 
 def readme_snippet():
-    """The Python block of README.md's "Running more than one"."""
-    with open(os.path.join(conftest.ROOT, "README.md")) as f:
+    """The Python block of docs/operations.md's "More than one server"."""
+    with open(os.path.join(conftest.ROOT, "docs", "operations.md")) as f:
         text = f.read()
-    section = text.split("## Running more than one", 1)[1].split("\n## ")[0]
+    section = text.split("## More than one server", 1)[1].split("\n## ")[0]
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
 def test_readme_merge_snippet(cluster, tmp_path):
-    """The README's pymemcache merge, run against the three instances,
-    prints every key once, in keyspace order, with its value."""
+    """The pymemcache merge of docs/operations.md, run against the three
+    instances, prints every key once, in keyspace order, with its value."""
     insts, port = cluster
     keys = [b"%d" % i for i in (0, 7, 64, 1000, 18446744073709551615)] + \
         [b"007", b"18446744073709551616", b"a", b"user:%05d" % 3] + \
