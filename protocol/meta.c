@@ -197,3 +197,52 @@ char *meta_put_opaque(char *p, const struct token *t)
 	memcpy(p, t->p, t->len);
 	return p + t->len;
 }
+
+char *meta_put_flags(char *p, const struct meta_req *m,
+		     const struct meta_facts *f)
+{
+	rel_time_t exp = f->exptime;
+	unsigned int i;
+
+	for (i = 0; i < m->nflag && p; i++) {
+		const struct token *t = &m->flag[i];
+		char c = t->p[0];
+
+		if (c == 'O') {
+			p = meta_put_opaque(p, t);
+			continue;
+		}
+		if (c == 'k') {
+			p = meta_put_key(p, f->key, f->nkey, f->binary);
+			continue;
+		}
+		if (c == 'T' && f->apply_T)
+			exp = f->exp_T;
+		else if (c == 'N' && f->apply_N)
+			exp = f->exp_N;
+		if (c < 'a' || c > 'z' || !(f->echo & META_ECHO(c)))
+			continue;
+		switch (c) {
+		case 'c':
+			p = meta_put_num(p, 'c', f->cas);
+			break;
+		case 'f':
+			p = meta_put_num(p, 'f', f->flags);
+			break;
+		case 'h':
+			memcpy(p, f->fetched ? " h1" : " h0", 3);
+			p += 3;
+			break;
+		case 'l':
+			p = meta_put_num(p, 'l', f->idle);
+			break;
+		case 's':
+			p = meta_put_num(p, 's', f->size);
+			break;
+		case 't':
+			p = meta_put_ttl(p, exp, f->now);
+			break;
+		}
+	}
+	return p;
+}

@@ -170,4 +170,46 @@ char *meta_put_key(char *p, const char *key, size_t nkey, bool binary);
  */
 char *meta_put_opaque(char *p, const struct token *t);
 
+/*
+ * What a meta reply's flags report, gathered by the command; the emitter
+ * below writes those the request asked for, in its order.
+ */
+#define META_ECHO(c)	(1u << ((c) - 'a'))	/* a lowercase flag */
+
+struct meta_facts {
+	unsigned int echo;	/* META_ECHO() of the flags besides O and k
+				 * this command answers (of c f h l s t) */
+	const char *key;	/* k: as listed (encoded when binary) */
+	size_t nkey;
+	bool binary;
+	uint64_t cas;		/* c: 0 when cas is off */
+	uint32_t size;		/* s */
+	uint32_t flags;		/* f */
+	uint32_t idle;		/* l: seconds since the last access */
+	bool fetched;		/* h */
+	/* t: the expiry the item had, and what T and N (when they apply)
+	 * make of it for a t after them */
+	rel_time_t exptime, now;
+	bool apply_T, apply_N;
+	rel_time_t exp_T, exp_N;
+};
+
+/**
+ * meta_put_flags() - the flags of a meta reply, in the request's order
+ * @p: where; room for the command's longest line (each flag comes once:
+ *     one key, one opaque, numbers of at most 20 digits)
+ * @m: the request (its flags; an ms keeps them past its data block and
+ *     passes a meta_req holding those alone)
+ * @f: what they report
+ *
+ * O and k always; the others when @f->echo names them. T and N report
+ * nothing but change the expiry a later t reports.
+ *
+ * Return: the end of what was written, or NULL when an O token is longer
+ * than META_OPAQUE_MAX (the command answers "CLIENT_ERROR opaque token
+ * too long").
+ */
+char *meta_put_flags(char *p, const struct meta_req *m,
+		     const struct meta_facts *f);
+
 #endif /* ANCHORKV_META_H */

@@ -51,6 +51,7 @@ enum get_kind {
 #define CMD_IS(l, lit)	TOKEN_IS(&(l)->tok[0], lit)
 
 #define PROTO_BAD_FORMAT	"CLIENT_ERROR bad command line format\r\n"
+#define PROTO_OPAQUE_TOO_LONG	"CLIENT_ERROR opaque token too long\r\n"
 #define PROTO_COPY_MAX	512u	/* values up to this are copied into replies
 				 * (store_req.buf), not referenced */
 

@@ -88,24 +88,17 @@ void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 void proto_meta_code(struct proto_conn *pc, const char *code,
 		     const struct meta_req *m, bool quiet)
 {
+	const struct meta_facts f = {
+		.key = m->key, .nkey = m->nkey, .binary = m->binary,
+	};
 	char line[META_CODE_LINE_MAX];
-	char *q = line + 2;
-	unsigned int i;
+	char *q;
 
 	memcpy(line, code, 2);
-	for (i = 0; i < m->nflag; i++) {
-		const struct token *t = &m->flag[i];
-
-		if (t->p[0] == 'O') {
-			q = meta_put_opaque(q, t);
-			if (!q) {
-				proto_out(pc, STR_AND_LEN(
-					"CLIENT_ERROR opaque token too long\r\n"));
-				return;
-			}
-		} else if (t->p[0] == 'k') {
-			q = meta_put_key(q, m->key, m->nkey, m->binary);
-		}
+	q = meta_put_flags(line + 2, m, &f);
+	if (!q) {
+		proto_out(pc, STR_AND_LEN(PROTO_OPAQUE_TOO_LONG));
+		return;
 	}
 	if (quiet)
 		return;
@@ -178,12 +171,12 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 	struct store_req req = { .flags = STORE_REQ_META };
 	int iT, iR, bad;
 	bool created = false, raced, value;
-	rel_time_t now, exp;
+	rel_time_t now;
 	struct store_res res;
+	struct meta_facts f;
 	struct meta_req m;
 	struct item *it;
 	const char *err;
-	unsigned int i;
 	char *p, *q;
 
 	(void)arg;
@@ -273,53 +266,25 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 	}
 	/* each flag in the order it came; t sees a T or N before it */
 	now = store_now(s);
-	exp = res.exptime;
-	for (i = 0; i < m.nflag; i++) {
-		const struct token *t = &m.flag[i];
-
-		switch (t->p[0]) {
-		case 'T':
-			exp = created ? store_exptime(s, m.ttl_T) : req.exptime;
-			break;
-		case 'N':
-			if (created)
-				exp = store_exptime(s, m.ttl_N);
-			break;
-		case 's':
-			q = meta_put_num(q, 's', res.nbytes);
-			break;
-		case 't':
-			q = meta_put_ttl(q, exp, now);
-			break;
-		case 'c':
-			q = meta_put_num(q, 'c', ctx->settings->cas_enabled ?
-					 res.cas : 0);
-			break;
-		case 'f':
-			q = meta_put_num(q, 'f', res.flags);
-			break;
-		case 'l':
-			q = meta_put_num(q, 'l', (uint32_t)(now - res.atime));
-			break;
-		case 'h':
-			*q++ = ' ';
-			*q++ = 'h';
-			*q++ = (res.iflags & ITEM_FETCHED) ? '1' : '0';
-			break;
-		case 'O':
-			q = meta_put_opaque(q, t);
-			if (!q) {
-				item_put(it);
-				proto_out(pc, STR_AND_LEN(
-					"CLIENT_ERROR opaque token too long\r\n"));
-				return;
-			}
-			break;
-		case 'k':
-			q = meta_put_key(q, item_key(it), it->nkey,
-					 it->iflags & ITEM_KEY_BINARY);
-			break;
-		}
+	f = (struct meta_facts){
+		.echo = META_ECHO('c') | META_ECHO('f') | META_ECHO('h') |
+			META_ECHO('l') | META_ECHO('s') | META_ECHO('t'),
+		.key = item_key(it), .nkey = it->nkey,
+		.binary = it->iflags & ITEM_KEY_BINARY,
+		.cas = ctx->settings->cas_enabled ? res.cas : 0,
+		.size = res.nbytes, .flags = res.flags,
+		.idle = (uint32_t)(now - res.atime),
+		.fetched = res.iflags & ITEM_FETCHED,
+		.exptime = res.exptime, .now = now,
+		.apply_T = true, .apply_N = created,
+		.exp_T = created ? store_exptime(s, m.ttl_T) : req.exptime,
+		.exp_N = created ? store_exptime(s, m.ttl_N) : 0,
+	};
+	q = meta_put_flags(q, &m, &f);
+	if (!q) {
+		item_put(it);
+		proto_out(pc, STR_AND_LEN(PROTO_OPAQUE_TOO_LONG));
+		return;
 	}
 	/* Z before X and W: a client is never told both W and Z */
 	if (res.iflags & ITEM_WIN) {

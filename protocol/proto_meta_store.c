@@ -154,8 +154,7 @@ void proto_ms(struct proto_conn *pc, const struct parse_line *l, int arg)
 		case 'O':
 			if (t->len > META_OPAQUE_MAX) {
 				item_put(it);
-				ms_refuse(pc, "CLIENT_ERROR opaque token too "
-					  "long\r\n", len);
+				ms_refuse(pc, PROTO_OPAQUE_TOO_LONG, len);
 				return;
 			}
 			*e++ = 'O';
@@ -176,13 +175,41 @@ void proto_ms(struct proto_conn *pc, const struct parse_line *l, int arg)
 	proto_data_begin(pc, it, (size_t)len + 2, ms_done);
 }
 
+/* The flags of an ms's reply: those proto_ms() kept, as tokens again. */
+static char *ms_put_flags(struct proto_conn *pc, const struct item *it,
+			  char *q)
+{
+	const char *e = pc->meta_echo, *end = pc->meta_echo + pc->meta_echo_len;
+	const struct store_set *o = &pc->meta_set;
+	struct token tok[META_MAX_TOKENS];
+	struct meta_req m = { .flag = tok };
+	const struct meta_facts f = {
+		.echo = META_ECHO('c') | META_ECHO('s'),
+		.key = item_key(it), .nkey = it->nkey,
+		.binary = it->iflags & ITEM_KEY_BINARY,
+		.cas = pc->ctx->settings->cas_enabled ? o->cas_out : 0,
+		.size = o->nbytes_out,
+	};
+
+	for (; e < end; e++, m.nflag++) {
+		tok[m.nflag].p = e;
+		tok[m.nflag].len = 1;
+		if (*e == 'O') {	/* 'O', its length, the token */
+			tok[m.nflag].p = e + 2;
+			tok[m.nflag].len = (unsigned char)e[1];
+			e += 1 + (unsigned char)e[1];
+		}
+	}
+	return meta_put_flags(q, &m, &f);	/* O was checked: not NULL */
+}
+
 /* The block of an ms is in: store, answer. */
 static void ms_done(struct proto_conn *pc, struct item *it)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
 	struct store_set *o = &pc->meta_set;
-	const char *v = item_value(it), *e, *end;
+	const char *v = item_value(it);
 	enum store_result res;
 	char *p, *q;
 
@@ -229,29 +256,7 @@ static void ms_done(struct proto_conn *pc, struct item *it)
 		memcpy(p, "NS", 2);
 		break;
 	}
-	q = p + 2;
-	end = pc->meta_echo + pc->meta_echo_len;
-	for (e = pc->meta_echo; e < end; e++) {
-		switch (*e) {
-		case 'O':
-			*q++ = ' ';
-			memcpy(q, e + 2, (unsigned char)e[1]);
-			q += (unsigned char)e[1];
-			e += 1 + (unsigned char)e[1];
-			break;
-		case 'k':
-			q = meta_put_key(q, item_key(it), it->nkey,
-					 it->iflags & ITEM_KEY_BINARY);
-			break;
-		case 'c':
-			q = meta_put_num(q, 'c', ctx->settings->cas_enabled ?
-					 o->cas_out : 0);
-			break;
-		case 's':
-			q = meta_put_num(q, 's', o->nbytes_out);
-			break;
-		}
-	}
+	q = ms_put_flags(pc, it, p + 2);
 	*q++ = '\r';
 	*q++ = '\n';
 	reply_commit(&pc->out, (size_t)(q - p));
@@ -281,7 +286,7 @@ void proto_md(struct proto_conn *pc, const struct parse_line *l, int arg)
 	/* as memcached: a bad O is answered before anything is done */
 	if (meta_bad_opaque(&m) >= 0) {
 		proto_out(pc, STR_AND_LEN(
-			"CLIENT_ERROR opaque token too long\r\n"));
+			PROTO_OPAQUE_TOO_LONG));
 		return;
 	}
 	d.key = m.key;
@@ -361,9 +366,8 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 	char line[MS_LINE_MAX + 24], *p;
 	bool created = false;
 	const char *err;
-	rel_time_t now, exp;
+	rel_time_t exp;
 	struct meta_req m;
-	unsigned int i;
 	int ret, iT;
 
 	(void)arg;
@@ -461,40 +465,21 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 			memcpy(line, "HD", 2);
 			p = line + 2;
 		}
-		now = store_now(s);
-		exp = created ? 0 : a.exptime;
-		for (i = 0; i < m.nflag; i++) {
-			const struct token *t = &m.flag[i];
+		const struct meta_facts f = {
+			.echo = META_ECHO('c') | META_ECHO('t'),
+			.key = m.key, .nkey = m.nkey, .binary = m.binary,
+			.cas = ctx->settings->cas_enabled ? a.cas : 0,
+			.exptime = created ? 0 : a.exptime,
+			.now = store_now(s),
+			.apply_T = true, .exp_T = a.ttl,
+			.apply_N = created,
+			.exp_N = created ? store_exptime(s, m.ttl_N) : 0,
+		};
 
-			switch (t->p[0]) {
-			case 'c':
-				p = meta_put_num(p, 'c',
-						 ctx->settings->cas_enabled ?
-						 a.cas : 0);
-				break;
-			case 't':
-				p = meta_put_ttl(p, exp, now);
-				break;
-			case 'T':
-				exp = a.ttl;
-				break;
-			case 'N':
-				if (created)
-					exp = store_exptime(s, m.ttl_N);
-				break;
-			case 'O':
-				p = meta_put_opaque(p, t);
-				if (!p) {
-					proto_out(pc, STR_AND_LEN(
-						"CLIENT_ERROR opaque token "
-						"too long\r\n"));
-					return;
-				}
-				break;
-			case 'k':
-				p = meta_put_key(p, m.key, m.nkey, m.binary);
-				break;
-			}
+		p = meta_put_flags(p, &m, &f);
+		if (!p) {
+			proto_out(pc, STR_AND_LEN(PROTO_OPAQUE_TOO_LONG));
+			return;
 		}
 		if (m.v) {
 			*p++ = '\r';
