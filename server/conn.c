@@ -18,10 +18,11 @@
  * next turn, after every other ready socket of the worker has had its own
  * (memcached's conn_yields does the same).
  *
- * A TLS connection (c->ssl) runs the same way once its handshake is done:
- * conn_fill() and conn_flush() hand over to conn_tls.c, and the flags its
- * calls leave (OpenSSL waiting to read or to write, input it holds) add
- * to what conn_update_events() waits for.
+ * The bytes move through the connection's transport (c->tr: plain here,
+ * TLS in conn_tls.c, chosen by the listener): conn_fill() and
+ * conn_flush() call it, and what its calls leave (a handshake not done, a
+ * read that waits for writable, a write that waits for readable, input it
+ * holds) adds to what conn_update_events() waits for.
  *
  * A connection whose client has shut its sending side (EOF) still gets the
  * replies to every complete request it sent, then is closed. A closing
@@ -43,7 +44,6 @@
 
 #include "alloc.h"
 #include "compiler.h"
-#include "conn_tls.h"
 #include "log.h"
 #include "reply.h"
 #include "settings.h"
@@ -86,7 +86,7 @@ void conn_addr_format(const struct sockaddr *sa, socklen_t salen, char *out,
 }
 
 struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
-		      const char *listen_addr, bool tls)
+		      const char *listen_addr, const struct conn_transport *tr)
 {
 	struct conn *c = ak_calloc(1, sizeof(*c));
 
@@ -97,7 +97,7 @@ struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
 	INIT_LIST_HEAD(&c->node);
 	conn_addr_format(sa, salen, c->addr, sizeof(c->addr));
 	c->listen_addr = listen_addr;
-	c->tls = tls;
+	c->tr = tr;
 	return c;
 }
 
@@ -150,8 +150,8 @@ void conn_owner_release(struct conn_owner *o)
 {
 	while (o->nr_rbufs)
 		ak_free(o->rbufs[--o->nr_rbufs]);
-	ak_free(o->tls_buf);
-	o->tls_buf = NULL;
+	ak_free(o->gather_buf);
+	o->gather_buf = NULL;
 }
 
 /*
@@ -186,7 +186,8 @@ void conn_close(struct conn *c)
 		event_free(c->rev);
 	if (c->wev)
 		event_free(c->wev);
-	conn_tls_free(c);
+	if (c->tr->release)
+		c->tr->release(c);
 	close(c->fd);
 	proto_conn_release(&c->pc);
 	stats_dec(curr_conns);
@@ -194,6 +195,12 @@ void conn_close(struct conn *c)
 	conn_rbuf_put(c);
 	w->conn_gone(w, c);
 	ak_free(c);
+}
+
+/* Whether the transport holds input the socket will not signal again. */
+static bool conn_tr_pending(const struct conn *c)
+{
+	return c->tr->pending && c->tr->pending(c);
 }
 
 /*
@@ -204,8 +211,13 @@ static int conn_fill(struct conn *c)
 {
 	if (conn_rbuf_get(c))
 		return -1;
-	if (c->ssl)
-		return conn_tls_fill(c);
+	return c->tr->fill(c);
+}
+
+/* The plain transport's read: read() until the socket or the buffer is
+ * empty. */
+static int plain_fill(struct conn *c)
+{
 	for (;;) {
 		size_t room = c->rsize - c->rlen;
 		ssize_t n;
@@ -240,11 +252,16 @@ static int conn_fill(struct conn *c)
  */
 static int conn_flush(struct conn *c)
 {
+	return c->tr->flush(c);
+}
+
+/* The plain transport's write: send() or sendmsg() until nothing is
+ * queued or the socket is full. */
+static int plain_flush(struct conn *c)
+{
 	struct conn_owner *w = c->owner;
 	struct reply *out = &c->pc.out;
 
-	if (c->ssl)
-		return conn_tls_flush(c);
 	while (reply_pending(out)) {
 		struct msghdr msg = { 0 };
 		ssize_t n;
@@ -277,6 +294,12 @@ static int conn_flush(struct conn *c)
 	}
 	return 0;
 }
+
+const struct conn_transport conn_plain = {
+	.name = "",
+	.fill = plain_fill,
+	.flush = plain_flush,
+};
 
 void conn_command_hook(void *arg, const struct proto_conn *pc,
 		       const char *line, size_t len)
@@ -377,9 +400,9 @@ static int conn_update_events(struct conn *c, bool yield)
 	struct timeval tv = { .tv_sec = secs, .tv_usec = 0 };
 
 	if (c->handshaking) {
-		/* SSL_accept said which; the read timeout is the deadline */
-		want_read = !c->tls_read_wants_write;
-		want_write = c->tls_read_wants_write;
+		/* the handshake said which; the read timeout is the deadline */
+		want_read = !c->read_wants_write;
+		want_write = c->read_wants_write;
 		if (want_read) {
 			/* added again even when it is: the timeout restarts
 			 * with what is left of the deadline */
@@ -387,15 +410,15 @@ static int conn_update_events(struct conn *c, bool yield)
 				goto fail;
 			c->reading = true;
 		}
-	} else if (c->ssl) {
-		if (c->tls_write_wants_read) {
+	} else {
+		if (c->write_wants_read) {
 			want_read = true;	/* and not writable: it would spin */
 			want_write = yield || proto_busy(&c->pc);
 		}
-		if (c->tls_read_wants_write)
+		if (c->read_wants_write)
 			want_write = true;
-		/* input OpenSSL holds: the socket will not say so */
-		if (want_read && conn_tls_pending(c))
+		/* input the transport holds: the socket will not say so */
+		if (want_read && conn_tr_pending(c))
 			want_write = true;
 	}
 	if (want_read != c->reading) {
@@ -495,7 +518,7 @@ static bool conn_check_idle(struct conn *c, unsigned int slack)
 	if (c->handshaking) {
 		/* not yet (the clock counts whole seconds): wait what is left,
 		 * not a whole timeout more */
-		if (!conn_tls_expired(c, conn_now(c)) &&
+		if (!c->tr->expired(c, conn_now(c)) &&
 		    !conn_update_events(c, false))
 			return false;
 		conn_close(c);
@@ -513,12 +536,12 @@ static bool conn_check_idle(struct conn *c, unsigned int slack)
 }
 
 /*
- * A TLS handshake's step on an event. Return: true when the connection may
+ * A handshake's step on an event. Return: true when the connection may
  * go on (the handshake is done); false when it waits or was closed.
  */
 static bool conn_handshake(struct conn *c)
 {
-	int rc = conn_tls_handshake(c);
+	int rc = c->tr->handshake(c);
 
 	if (rc > 0) {
 		/* the read event kept the handshake's deadline: re-armed with
@@ -571,16 +594,15 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg)
 		conn_check_idle(c, 0);
 		return;
 	}
-	/* TLS: input may be due here, not on a read event: what came with
-	 * the handshake's end, a read that waited for writable, or what
-	 * OpenSSL holds */
+	/* input may be due here, not on a read event: what came with the
+	 * handshake's end, a read that waited for writable, or what the
+	 * transport holds */
 	if (c->handshaking) {
 		if (conn_check_idle(c, 1) || !conn_handshake(c))
 			return;
 		fill = true;
 	} else {
-		fill = c->ssl && (c->tls_read_wants_write ||
-				  conn_tls_pending(c));
+		fill = c->read_wants_write || conn_tr_pending(c);
 	}
 	if (fill && conn_may_fill(c) && conn_fill(c) < 0) {
 		conn_close(c);
@@ -604,12 +626,12 @@ void conn_adopt(struct conn_owner *w, struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (c->tls && conn_tls_start(c)) {
+	if (c->tr->start && c->tr->start(c)) {
 		conn_close(c);
 		return;
 	}
 	log_conn("<%d new %sconnection from %s on %s (worker %u)", c->fd,
-		 c->tls ? "TLS " : "", c->addr, c->listen_addr, w->id);
+		 c->tr->name, c->addr, c->listen_addr, w->id);
 	if (conn_update_events(c, false))
 		conn_close(c);
 }

@@ -45,6 +45,7 @@
 #define CONN_ADDR_MAX		160	/* >= LISTENER_NAME_MAX */
 
 struct conn;
+struct conn_transport;
 struct event;
 struct ssl_st;
 struct event_base;
@@ -66,7 +67,8 @@ struct conn_owner {
 	 * owner's books (called from conn_close()) */
 	void (*conn_gone)(struct conn_owner *o, struct conn *c);
 	struct iovec iov[IOV_MAX];	/* writev scratch */
-	char *tls_buf;			/* TLS: small replies gathered (ssl_wbuf_size) */
+	char *gather_buf;		/* a transport's small replies gathered
+					 * (TLS: ssl_wbuf_size) */
 	/* input buffers (CONN_RBUF_SIZE) that idle connections gave back */
 	char *rbufs[CONN_RBUF_CACHE];
 	unsigned int nr_rbufs;
@@ -91,17 +93,52 @@ struct conn {
 	char addr[CONN_ADDR_MAX];	/* "tcp:127.0.0.1:54321" */
 	const char *listen_addr;	/* its listener's name */
 
-	/* TLS (conn_tls.c): tls is immutable; the rest is the owner's */
-	bool tls;			/* accepted on a TLS listener */
-	bool handshaking;		/* TLS: the handshake is not done */
-	bool tls_dead;			/* TLS: a fatal error, no close_notify */
-	bool tls_read_wants_write;	/* SSL_read waits for writable */
-	bool tls_write_wants_read;	/* SSL_write waits for readable */
-	struct ssl_st *ssl;		/* TLS: the session, or NULL */
+	/*
+	 * The transport, chosen at accept and immutable: how the bytes are
+	 * read and written (plain, TLS); what its calls leave for
+	 * conn_update_events() to wait for is in the fields below it.
+	 */
+	const struct conn_transport *tr;
+	bool handshaking;		/* its handshake is not done */
+	bool read_wants_write;		/* its read waits for writable */
+	bool write_wants_read;		/* its write waits for readable */
+	int64_t hs_deadline;		/* unix time the handshake must end by */
+
+	/* TLS's own (conn_tls.c; stats reads tls_version) */
+	bool tls_dead;			/* a fatal error, no close_notify */
+	struct ssl_st *ssl;		/* the session, or NULL */
 	const char *tls_version;	/* "TLSv1.3" once done; stats reads */
 	size_t tls_retry;		/* a blocked SSL_write's length: repeat it */
-	int64_t hs_deadline;		/* unix time the handshake must end by */
 };
+
+/*
+ * A transport: how a connection's bytes move, as memcached's c->read and
+ * c->sendmsg. conn.c calls these and tests no transport by name; plain
+ * sockets are conn_plain (conn.c), TLS is conn_tls (conn_tls.h), given to
+ * conn_new() by the listener. Context: the owning worker thread.
+ */
+struct conn_transport {
+	const char *name;	/* for the log: "" or "TLS " */
+	bool secure;		/* "stats conns" shows its version */
+	/* at adoption: 0, or -1 (close); may start a handshake */
+	int (*start)(struct conn *c);
+	/* one handshake step: 1 done, 0 waiting (for what: the flags), -1
+	 * failed (close) */
+	int (*handshake)(struct conn *c);
+	/* whether the handshake ran out of time at @now (then counted and
+	 * logged; the caller closes) */
+	bool (*expired)(struct conn *c, int64_t now);
+	/* input into c->rbuf (conn_got()): 0, EOF in c->eof, or -1 */
+	int (*fill)(struct conn *c);
+	/* queued replies out (conn_sent()) until none or blocked: 0 or -1 */
+	int (*flush)(struct conn *c);
+	/* whether it holds input the socket will not signal again */
+	bool (*pending)(const struct conn *c);
+	/* before the socket closes */
+	void (*release)(struct conn *c);
+};
+
+extern const struct conn_transport conn_plain;
 
 /*
  * What reading and writing do to a connection, whether through read() and
@@ -137,13 +174,14 @@ static inline void conn_sent(struct conn *c, size_t n)
  * @sa:          the peer address from accept()
  * @salen:       its length
  * @listen_addr: the listener's name, which outlives the connection
- * @tls:         speak TLS on it (the handshake starts on the worker)
+ * @tr:          its transport: &conn_plain, or &conn_tls (the handshake
+ *               starts on the worker)
  *
  * Context: main thread; allocates.
  * Return: the connection (not yet owned by a worker), or NULL.
  */
 struct conn *conn_new(int fd, const struct sockaddr *sa, socklen_t salen,
-		      const char *listen_addr, bool tls);
+		      const char *listen_addr, const struct conn_transport *tr);
 
 /**
  * conn_adopt() - start serving a connection on its owner's loop

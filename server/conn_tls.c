@@ -9,7 +9,7 @@
  * (and idle_timeout) after the accept; a client that sends nothing, or a
  * byte at a time, is closed then and counted in ssl_handshake_errors.
  *
- * Writes: a run of small replies is gathered into the worker's tls_buf
+ * Writes: a run of small replies is gathered into the worker's gather_buf
  * (ssl_wbuf_size, 16 KB: one TLS record) and written with one SSL_write,
  * as memcached does; a piece at least that long (a large value) is handed
  * to SSL_write where it lies, so OpenSSL's encryption into its record is
@@ -56,7 +56,7 @@ static void tls_fail(struct conn *c, const char *what, int err)
 	log_conn("<%d TLS %s failed (%s): %s", c->fd, what, c->addr, why);
 }
 
-int conn_tls_start(struct conn *c)
+static int conn_tls_start(struct conn *c)
 {
 	unsigned int hs = settings.tls.handshake_timeout;
 	unsigned int idle = settings.idle_timeout;
@@ -73,13 +73,13 @@ int conn_tls_start(struct conn *c)
 	return 0;
 }
 
-int conn_tls_handshake(struct conn *c)
+static int conn_tls_handshake(struct conn *c)
 {
 	int rc = SSL_accept(c->ssl), err;
 
 	if (rc == 1) {
 		c->handshaking = false;
-		c->tls_read_wants_write = false;
+		c->read_wants_write = false;
 		WRITE_ONCE(c->tls_version, SSL_get_version(c->ssl));
 		c->last_active = conn_now(c);
 		log_conn("<%d TLS handshake done: %s %s", c->fd,
@@ -88,7 +88,7 @@ int conn_tls_handshake(struct conn *c)
 	}
 	err = SSL_get_error(c->ssl, rc);
 	if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-		c->tls_read_wants_write = err == SSL_ERROR_WANT_WRITE;
+		c->read_wants_write = err == SSL_ERROR_WANT_WRITE;
 		return 0;
 	}
 	stats_inc(ssl_handshake_errors);
@@ -96,7 +96,7 @@ int conn_tls_handshake(struct conn *c)
 	return -1;
 }
 
-bool conn_tls_expired(struct conn *c, int64_t now)
+static bool conn_tls_expired(struct conn *c, int64_t now)
 {
 	if (!c->handshaking || !c->hs_deadline || now < c->hs_deadline)
 		return false;
@@ -107,9 +107,9 @@ bool conn_tls_expired(struct conn *c, int64_t now)
 	return true;
 }
 
-int conn_tls_fill(struct conn *c)
+static int conn_tls_fill(struct conn *c)
 {
-	c->tls_read_wants_write = false;
+	c->read_wants_write = false;
 	for (;;) {
 		size_t room = c->rsize - c->rlen;
 		int n, err;
@@ -133,7 +133,7 @@ int conn_tls_fill(struct conn *c)
 		case SSL_ERROR_WANT_READ:
 			return 0;
 		case SSL_ERROR_WANT_WRITE:
-			c->tls_read_wants_write = true;
+			c->read_wants_write = true;
 			return 0;
 		case SSL_ERROR_ZERO_RETURN:
 			c->eof = true;
@@ -164,9 +164,9 @@ static size_t tls_next(struct conn *c, int cnt, const void **buf)
 		len = c->tls_retry ? c->tls_retry : w->iov[0].iov_len;
 		return len > INT_MAX ? INT_MAX : len;
 	}
-	if (!w->tls_buf) {
-		w->tls_buf = ak_malloc(wbuf);
-		if (!w->tls_buf)
+	if (!w->gather_buf) {
+		w->gather_buf = ak_malloc(wbuf);
+		if (!w->gather_buf)
 			return 0;
 	}
 	/*
@@ -182,19 +182,19 @@ static size_t tls_next(struct conn *c, int cnt, const void **buf)
 
 		if (n > want - len)
 			n = want - len;
-		memcpy(w->tls_buf + len, w->iov[i].iov_base, n);
+		memcpy(w->gather_buf + len, w->iov[i].iov_base, n);
 		len += n;
 	}
-	*buf = w->tls_buf;
+	*buf = w->gather_buf;
 	return len;
 }
 
-int conn_tls_flush(struct conn *c)
+static int conn_tls_flush(struct conn *c)
 {
 	struct conn_owner *w = c->owner;
 	struct reply *out = &c->pc.out;
 
-	c->tls_write_wants_read = false;
+	c->write_wants_read = false;
 	while (reply_pending(out)) {
 		const void *buf = NULL;
 		int cnt = reply_iov(out, w->iov, IOV_MAX), n, err;
@@ -218,7 +218,7 @@ int conn_tls_flush(struct conn *c)
 		err = SSL_get_error(c->ssl, n);
 		if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
 			c->tls_retry = len;
-			c->tls_write_wants_read = err == SSL_ERROR_WANT_READ;
+			c->write_wants_read = err == SSL_ERROR_WANT_READ;
 			return 0;
 		}
 		tls_fail(c, "write", err);
@@ -227,12 +227,12 @@ int conn_tls_flush(struct conn *c)
 	return 0;
 }
 
-bool conn_tls_pending(const struct conn *c)
+static bool conn_tls_pending(const struct conn *c)
 {
 	return c->ssl && !c->handshaking && SSL_has_pending(c->ssl);
 }
 
-void conn_tls_free(struct conn *c)
+static void conn_tls_free(struct conn *c)
 {
 	if (!c->ssl)
 		return;
@@ -242,3 +242,15 @@ void conn_tls_free(struct conn *c)
 	SSL_free(c->ssl);
 	c->ssl = NULL;
 }
+
+const struct conn_transport conn_tls = {
+	.name = "TLS ",
+	.secure = true,
+	.start = conn_tls_start,
+	.handshake = conn_tls_handshake,
+	.expired = conn_tls_expired,
+	.fill = conn_tls_fill,
+	.flush = conn_tls_flush,
+	.pending = conn_tls_pending,
+	.release = conn_tls_free,
+};

@@ -20,6 +20,7 @@
 #include "alloc.h"
 #include "compiler.h"
 #include "conn.h"
+#include "conn_tls.h"
 #include "log.h"
 #include "clock.h"
 #include "server.h"
@@ -357,7 +358,7 @@ static void listener_on_accept(evutil_socket_t lfd, short what, void *arg)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
 				   sizeof(one));
 		c = conn_new(fd, (struct sockaddr *)&ss, sslen, l->name,
-			     l->tls);
+			     l->tls ? &conn_tls : &conn_plain);
 		if (!c) {
 			log_error("out of memory for a new connection on %s",
 				  l->name);

@@ -489,7 +489,7 @@ static void stats_conn(const struct conn *c, void *arg)
 	reply_addf(walk->out, "STAT %d:secs_since_last_cmd %" PRId64 "\r\n",
 		   c->fd, walk->now > last ? walk->now - last : 0);
 	/* anchorkv's: which connections are encrypted, and how */
-	if (c->tls) {
+	if (c->tr->secure) {
 		const char *v = READ_ONCE(c->tls_version);
 
 		reply_addf(walk->out, "STAT %d:tls %s\r\n", c->fd,
