@@ -659,6 +659,11 @@ int store_set_mem_limit(struct store *s, size_t limit)
 	return 0;
 }
 
+size_t store_memory_used(const struct store *s)
+{
+	return __atomic_load_n(&s->mem_used, __ATOMIC_RELAXED);
+}
+
 size_t store_mem_limit(const struct store *s)
 {
 	return READ_ONCE(s->cfg.mem_limit);

@@ -124,11 +124,6 @@ unsigned int store_tidy_partitions(struct store *s, unsigned int max)
 	return parts_tidy(s, max);
 }
 
-size_t store_memory_used(const struct store *s)
-{
-	return __atomic_load_n(&s->mem_used, __ATOMIC_RELAXED);
-}
-
 struct store *store_create(const struct store_config *cfg)
 {
 	unsigned int n = cfg->nshards, bits = cfg->hash_bits, i, ok = 0;
