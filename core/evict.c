@@ -149,7 +149,7 @@ static void small_window_locked(const struct store *s, struct shard *sh)
  * went there (else it is in main).
  */
 static bool small_add_locked(const struct store *s, struct shard *sh,
-			     struct item *it)
+			     struct item *it, size_t size)
 {
 	uint64_t seq = it->cas >> s->shard_bits;
 	struct item **slot;
@@ -163,17 +163,16 @@ static bool small_add_locked(const struct store *s, struct shard *sh,
 		return false;
 	*slot = it;
 	sh->small_items++;
-	sh->small_bytes += item_alloc_size(it);
+	sh->small_bytes += size;
 	return true;
 }
 
 /**
  * queues_link_locked() - put a newly linked item in its queue
- * @s:   the store
- * @sh:  its shard
- * @it:  the item, linked, its cas set
- * @old: the item it replaces (still holding its cas), or NULL
- * @k:   its key
+ * @s:  the store
+ * @sh: its shard
+ * @l:  the item (its cas set), the item it replaces (still holding its
+ *      cas) or NULL, its key and both sizes (item_link_locked())
  *
  * A replacement takes the old item's frequency and queue (in small, the
  * slot of its own sequence number: its head); a new key goes to main if
@@ -181,13 +180,16 @@ static bool small_add_locked(const struct store *s, struct shard *sh,
  *
  * Context: sh->lock held.
  */
-void queues_link_locked(struct store *s, struct shard *sh, struct item *it,
-			struct item *old, const struct keyref *k)
+void queues_link_locked(struct store *s, struct shard *sh,
+			const struct link *l)
 {
+	struct item *it = l->it, *old = l->old;
+	const struct keyref *k = l->k;
+
 	ak_lock_assert_held(&sh->lock);
 	if (old) {
 		item_set_freq(it, item_freq(old));
-		if (!small_forget_locked(s, sh, old))
+		if (!small_forget_sized_locked(s, sh, old, l->old_size))
 			return;
 	} else {
 		item_set_freq(it, 0);
@@ -199,7 +201,7 @@ void queues_link_locked(struct store *s, struct shard *sh, struct item *it,
 			return;
 		}
 	}
-	small_add_locked(s, sh, it);
+	small_add_locked(s, sh, it, l->size);
 }
 
 /* Unlink a live item to make room, and count it. */

@@ -299,7 +299,8 @@ static void map_copy_without(struct part_map *nm, const struct part_map *m,
  * Context: the split mutex is held, no shard or partition lock.
  * Return: whether they merged.
  */
-static bool part_merge_locked(struct store *s, unsigned int i, uint64_t room)
+static bool part_merge_under_split(struct store *s, unsigned int i,
+				   uint64_t room)
 {
 	struct part_map *m = s->map, *nm;
 	struct part *p = m->parts[i], *q = m->parts[i + 1];
@@ -365,7 +366,7 @@ unsigned int parts_tidy(struct store *s, unsigned int max)
 		part_unlock(p);
 		/* prev: the count of partition i - 1, read just before */
 		if (prev <= s->part_max / 2 && prev + count <= s->part_max / 2 &&
-		    part_merge_locked(s, i - 1, prev + count + 64)) {
+		    part_merge_under_split(s, i - 1, prev + count + 64)) {
 			done++;
 			prev = UINT64_MAX;	/* look at the merged one again */
 			i--;
@@ -384,7 +385,8 @@ unsigned int parts_tidy(struct store *s, unsigned int max)
 
 /*
  * Take @it off every index and uncount it; the store's reference goes onto
- * @dead, to be released after unlocking.
+ * @dead, to be released after unlocking. The mirror of item_link_locked()
+ * (shard.h, inline: it is on every store's path).
  */
 void item_unlink_locked(struct store *s, struct shard *sh,
 			struct item *it, struct dead_list *dead)

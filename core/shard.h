@@ -57,10 +57,10 @@
  * Synchronization: a function named _locked expects the shard lock of the
  * shard it is given held and opens with ak_lock_assert_held() on it (a
  * check in the sanitizer and fuzz builds, nothing in a release build).
- * The exceptions name the lock they expect in their comment:
- * part_walk_locked() expects a partition lock, part_merge_locked() the
- * store's split mutex. The others say in their Context line what they
- * take.
+ * One exception names the lock it expects in its comment and asserts it:
+ * part_walk_locked() expects a partition lock. A helper that expects the
+ * store's split mutex says so in its name (part_merge_under_split()); the
+ * others say in their Context line what they take.
  */
 #ifndef ANCHORKV_SHARD_H
 #define ANCHORKV_SHARD_H
@@ -68,6 +68,7 @@
 #include "store.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -169,8 +170,8 @@ struct shard {
  * its life; the first partition has none) up to the next one's. One that
  * grows past store->part_max items splits in two (part_split()); two
  * neighbours that hold at most half that between them merge into the
- * lower one (part_merge_locked(), from store_tidy_partitions()), and the
- * upper one is freed with the map that listed it.
+ * lower one (part_merge_under_split(), from store_tidy_partitions()),
+ * and the upper one is freed with the map that listed it.
  */
 struct part {
 	struct ak_lock lock;
@@ -670,8 +671,9 @@ static inline bool small_has_locked(const struct store *s,
  * Take @it out of the small queue if it is there (it leaves the store,
  * or moves to the main queue). Return: whether it was.
  */
-static inline bool small_forget_locked(const struct store *s,
-				       struct shard *sh, struct item *it)
+static inline bool small_forget_sized_locked(const struct store *s,
+					     struct shard *sh,
+					     struct item *it, size_t size)
 {
 	struct item **slot = small_slot(s, sh, it);
 
@@ -680,8 +682,14 @@ static inline bool small_forget_locked(const struct store *s,
 		return false;
 	*slot = NULL;
 	sh->small_items--;
-	sh->small_bytes -= item_alloc_size(it);
+	sh->small_bytes -= size;
 	return true;
+}
+
+static inline bool small_forget_locked(const struct store *s,
+				       struct shard *sh, struct item *it)
+{
+	return small_forget_sized_locked(s, sh, it, item_alloc_size(it));
 }
 
 /* The bytes of a shard's queues: the small ring and the ghost. */
@@ -714,8 +722,25 @@ void part_split(struct store *s, const char *key, size_t nkey);
 unsigned int parts_tidy(struct store *s, unsigned int max);
 void parts_free_retired(struct store *s);
 
-/* shard.c: taking an item off the indexes, the hands, the hash table's
- * growth (outside the memory limit) and its steps */
+/*
+ * An item put on a shard's indexes in place of another, or of none
+ * (item_link_locked()); the sizes are item_alloc_size()'s.
+ */
+struct link {
+	struct item *it;		/* linked: its cas and time set */
+	struct item *old;		/* the live item it replaces, or NULL */
+	const struct keyref *k;		/* its key */
+	size_t size, old_size;
+	bool split;			/* out: its partition should split */
+	size_t index_added;		/* out: radix node bytes it added */
+};
+
+/* shard.c: putting an item on the indexes and taking it off (side by
+ * side: an index added means both, its header and store_check.c), the
+ * hands, the hash table's growth (outside the memory limit) and steps */
+
+static inline int item_link_locked(struct store *s, struct shard *sh,
+				   struct link *l, struct dead_list *dead);
 void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,
 			struct dead_list *dead);
 void item_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
@@ -751,10 +776,64 @@ unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 /* evict.c: the queues of S3-FIFO */
 int queues_init(struct shard *sh, unsigned int bits);
 void queues_destroy(struct shard *sh);
-void queues_link_locked(struct store *s, struct shard *sh, struct item *it,
-			struct item *old, const struct keyref *k);
+void queues_link_locked(struct store *s, struct shard *sh,
+			const struct link *l);
 bool queues_want_grow_locked(const struct shard *sh);
 void queues_grow(struct store *s, struct shard *sh);
 size_t store_evict_others(struct store *s, struct shard *self, size_t need);
+
+/*
+ * Link l->it into @sh's indexes (the radix tree, or the hash table and its
+ * partition's order), S3-FIFO's queues and the counts, in place of l->old,
+ * whose store reference goes onto @dead: the mirror of item_unlink_locked()
+ * (shard.c), here to be inlined on every store's path. The memory limit
+ * is the caller's: it reserved l->size (and the radix nodes a new integer
+ * key may add).
+ * Context: sh->lock held (the partition lock is taken inside).
+ * Return: 0, or -ENOMEM when a radix insert was not preloaded enough and
+ * the allocator failed (nothing changed).
+ */
+static inline int item_link_locked(struct store *s, struct shard *sh,
+				   struct link *l, struct dead_list *dead)
+{
+	struct item *it = l->it, *old = l->old;
+	uint64_t nodes = sh->ints.nr_nodes;
+
+	ak_lock_assert_held(&sh->lock);
+	l->split = false;
+	if (item_is_int(it)) {
+		if (old)
+			radix_tree_replace(&sh->ints, it->ikey, it);
+		else if (radix_tree_insert(&sh->ints, it->ikey, it))
+			return -ENOMEM;	/* not preloaded enough */
+	} else if (old) {
+		htable_replace(&sh->ht, &old->hnode, &it->hnode, l->k->hash);
+		hands_forget_locked(sh, old, it);
+		order_replace_locked(s, sh, old, it);
+	} else {
+		htable_add(&sh->ht, &it->hnode, l->k->hash);
+		l->split = order_insert_locked(s, sh, it);
+	}
+	queues_link_locked(s, sh, l);
+	if (old) {
+		doubtful_unlink_locked(s, sh, old);
+		item_clear_flag(old, ITEM_LINKED);
+		sh->bytes -= l->old_size;
+		dead_push(dead, old);
+	} else {
+		sh->curr_items++;
+		if (item_is_int(it))
+			sh->curr_int_items++;
+		else
+			sh->curr_str_items++;
+	}
+	sh->bytes += l->size;
+	sh->total_items++;
+	l->index_added = (sh->ints.nr_nodes - nodes) * s->node_size;
+	sh->index_bytes += l->index_added;
+	doubtful_link_locked(s, sh, it);
+	item_set_flag(it, ITEM_LINKED);
+	return 0;
+}
 
 #endif /* ANCHORKV_SHARD_H */

@@ -114,8 +114,8 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	bool intkey = item_is_int(it);
 	size_t add, credit, charged = 0;
 	size_t old_size = 0;
-	uint64_t nodes;
 	struct item *old;
+	struct link l;
 	uint64_t seq;
 	int err;
 
@@ -195,47 +195,16 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	}
 	item_set_time(it, c->keep_time && old ? item_time(old) : now);
 
-	nodes = sh->ints.nr_nodes;
-	if (intkey) {
-		if (old) {
-			radix_tree_replace(&sh->ints, it->ikey, it);
-		} else if (radix_tree_insert(&sh->ints, it->ikey, it)) {
-			/* not preloaded enough and the allocator failed */
-			mem_add(s, -(int64_t)charged);
-			return STORE_NO_MEMORY;
-		}
-	} else if (old) {
-		htable_replace(&sh->ht, &old->hnode, &it->hnode, c->k.hash);
-		hands_forget_locked(sh, old, it);
-		order_replace_locked(s, sh, old, it);
-	} else {
-		htable_add(&sh->ht, &it->hnode, c->k.hash);
-		c->split = order_insert_locked(s, sh, it);
+	l = (struct link){ .it = it, .old = old, .k = &c->k,
+			   .size = c->size, .old_size = old_size };
+	if (item_link_locked(s, sh, &l, dead)) {
+		mem_add(s, -(int64_t)charged);
+		return STORE_NO_MEMORY;
 	}
-
-	queues_link_locked(s, sh, it, old, &c->k);
-	if (old) {
-		doubtful_unlink_locked(s, sh, old);
-		item_clear_flag(old, ITEM_LINKED);
-		sh->bytes -= old_size;
-		dead_push(dead, old);
-	} else {
-		sh->curr_items++;
-		if (intkey)
-			sh->curr_int_items++;
-		else
-			sh->curr_str_items++;
-	}
-	sh->bytes += c->size;
-	sh->total_items++;
-	sh->index_bytes += (sh->ints.nr_nodes - nodes) * s->node_size;
+	c->split = l.split;
 	/* what really changed, less the reservation: never positive */
 	mem_add(s, (int64_t)c->size - (int64_t)credit +
-		   (int64_t)((sh->ints.nr_nodes - nodes) * s->node_size) -
-		   (int64_t)charged);
-
-	doubtful_link_locked(s, sh, it);
-	item_set_flag(it, ITEM_LINKED);
+		   (int64_t)l.index_added - (int64_t)charged);
 	c->cas = it->cas;
 	return STORE_STORED;
 }
