@@ -251,15 +251,8 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 		prefix_stats_count(ctx->settings->prefixes, key, nkey,
 				   res.why == STORE_HIT ? PREFIX_HIT :
 				   PREFIX_GET);
-	if (touch)
-		ctx->stats.cmd_touch++;
-	else
-		ctx->stats.cmd_get++;
+	proto_count_lookup(&ctx->stats, touch, res.why == STORE_HIT);
 	if (res.why != STORE_HIT) {
-		if (touch)
-			ctx->stats.touch_misses++;
-		else
-			ctx->stats.get_misses++;
 		if (res.why == STORE_MISS_EXPIRED)
 			ctx->stats.get_expired++;
 		else if (res.why == STORE_MISS_FLUSHED)
@@ -273,10 +266,6 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 			bin_error(pc, BIN_ENOENT, NULL);
 		return;
 	}
-	if (touch)
-		ctx->stats.touch_hits++;
-	else
-		ctx->stats.get_hits++;
 	if (unlikely(pc->state == PROTO_CLOSED)) {
 		if (it)
 			item_put(it);

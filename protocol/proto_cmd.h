@@ -281,6 +281,25 @@ static inline void proto_count_cas(struct proto_stats *st,
 		st->cas_misses++;
 }
 
+/* The counters of a lookup that reads (get) or touches (touch, gat). */
+static inline void proto_count_lookup(struct proto_stats *st, bool touch,
+				      bool hit)
+{
+	if (touch) {
+		st->cmd_touch++;
+		if (hit)
+			st->touch_hits++;
+		else
+			st->touch_misses++;
+	} else {
+		st->cmd_get++;
+		if (hit)
+			st->get_hits++;
+		else
+			st->get_misses++;
+	}
+}
+
 /* proto_storage.c; arg: the enum store_op */
 size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len);
 proto_cmd_fn proto_update;
@@ -338,6 +357,13 @@ struct meta_req;
  */
 void proto_meta_code(struct proto_conn *pc, const char *code,
 		     const struct meta_req *m, bool quiet);
+/*
+ * The key and flags of an mg or md line (tok[1], then from tok[2]) into
+ * @m, refused as every meta command refuses them. Return: false when the
+ * error was answered.
+ */
+bool proto_meta_read(struct proto_conn *pc, const struct parse_line *l,
+		     struct meta_req *m);
 proto_cmd_fn proto_mg;
 proto_cmd_fn proto_mn;
 proto_cmd_fn proto_me;

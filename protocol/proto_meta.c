@@ -81,6 +81,25 @@ void proto_me(struct proto_conn *pc, const struct parse_line *l, int arg)
 	reply_commit(&pc->out, (size_t)(q - p));
 }
 
+bool proto_meta_read(struct proto_conn *pc, const struct parse_line *l,
+		     struct meta_req *m)
+{
+	const char *err;
+
+	if (l->ntok < 2) {
+		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+		return false;
+	}
+	err = meta_parse(m, l, 2);
+	if (!err)
+		err = meta_refused(m);
+	if (err) {
+		proto_out_str(pc, err);
+		return false;
+	}
+	return true;
+}
+
 /* The longest line proto_meta_code() builds. */
 #define META_CODE_LINE_MAX	(2 + 4 + B64_ENCODED_LEN(KEY_MAX_LENGTH) + 2 + \
 				 1 + META_OPAQUE_MAX + 2)
@@ -164,52 +183,28 @@ static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
 	}
 }
 
-void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
+/*
+ * The lookup an mg asks for, from its flags. @bad: the first O token too
+ * long, or -1.
+ */
+static void mg_request(struct store *s, const struct meta_req *m, int bad,
+		       struct store_req *req)
 {
-	struct proto_ctx *ctx = pc->ctx;
-	struct store *s = ctx->store;
-	struct store_req req = { .flags = STORE_REQ_META };
-	int iT, iR, bad;
-	bool created = false, raced, value;
-	rel_time_t now;
-	struct store_res res;
-	struct meta_facts f;
-	struct meta_req m;
-	struct item *it;
-	const char *err;
-	char *p, *q;
+	int iT = meta_index(m, 'T'), iR = meta_index(m, 'R');
 
-	(void)arg;
-	if (l->ntok < 2) {
-		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
-		return;
-	}
-	err = meta_parse(&m, l, 2);
-	if (err) {
-		proto_out_str(pc, err);
-		return;
-	}
-	err = meta_refused(&m);
-	if (err) {
-		proto_out_str(pc, err);
-		return;
-	}
-	req.key = m.key;
-	req.nkey = m.nkey;
-	iT = meta_index(&m, 'T');
-	iR = meta_index(&m, 'R');
-	bad = meta_bad_opaque(&m);
-	if (m.u)
-		req.flags |= STORE_REQ_NO_BUMP;
+	*req = (struct store_req){ .flags = STORE_REQ_META,
+				   .key = m->key, .nkey = m->nkey };
+	if (m->u)
+		req->flags |= STORE_REQ_NO_BUMP;
 	if (iT >= 0 && (bad < 0 || iT < bad)) {
-		req.flags |= STORE_REQ_TOUCH;
-		req.exptime = store_exptime(s, m.ttl_T);
+		req->flags |= STORE_REQ_TOUCH;
+		req->exptime = store_exptime(s, m->ttl_T);
 	}
 	if (iR >= 0) {
-		req.flags |= STORE_REQ_RECACHE;
-		req.recache = store_exptime(s, m.ttl_R);
+		req->flags |= STORE_REQ_RECACHE;
+		req->recache = store_exptime(s, m->ttl_R);
 		if (iT > iR)
-			req.flags |= STORE_REQ_TOUCH_LATE;
+			req->flags |= STORE_REQ_TOUCH_LATE;
 	}
 	if (bad >= 0) {
 		/*
@@ -217,85 +212,71 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 		 * what came before it is done (a T), the win is not given,
 		 * and an item it locked (any of N T R l h) is not bumped
 		 */
-		req.flags &= ~(unsigned int)(STORE_REQ_RECACHE |
-					     STORE_REQ_META);
-		if (meta_has(&m, 'N') || iT >= 0 || iR >= 0 ||
-		    meta_has(&m, 'l') || meta_has(&m, 'h'))
-			req.flags |= STORE_REQ_NO_BUMP;
+		req->flags &= ~(unsigned int)(STORE_REQ_RECACHE |
+					      STORE_REQ_META);
+		if (meta_has(m, 'N') || iT >= 0 || iR >= 0 ||
+		    meta_has(m, 'l') || meta_has(m, 'h'))
+			req->flags |= STORE_REQ_NO_BUMP;
 	}
-	it = store_lookup(s, &req, &res);
-	if (!it && meta_has(&m, 'N')) {
-		it = mg_vivify(pc, &m, bad, &res, &raced);
-		created = it != NULL;
-		if (raced)
-			it = store_lookup(s, &req, &res);
-	}
-	if (iT >= 0)
-		ctx->stats.cmd_touch++;
-	else
-		ctx->stats.cmd_get++;
-	if (!it) {
-		if (iT >= 0)
-			ctx->stats.touch_misses++;
-		else
-			ctx->stats.get_misses++;
-		proto_meta_code(pc, "EN", &m, m.q);
-		return;
-	}
-	if (iT >= 0)
-		ctx->stats.touch_hits++;
-	else
-		ctx->stats.get_hits++;
-	if (unlikely(pc->state == PROTO_CLOSED)) {
-		item_put(it);
-		return;
-	}
+}
+
+/*
+ * The reply to an mg that found (or created) @it: VA or HD, the flags in
+ * the request's order (t sees a T or N before it), the recache marks, the
+ * value. Takes over the caller's reference to @it.
+ */
+static void mg_hit(struct proto_conn *pc, const struct meta_req *m,
+		   const struct store_req *req, const struct store_res *res,
+		   struct item *it, bool created)
+{
+	struct store *s = pc->ctx->store;
+	rel_time_t now = store_now(s);
+	const struct meta_facts f = {
+		.echo = META_ECHO('c') | META_ECHO('f') | META_ECHO('h') |
+			META_ECHO('l') | META_ECHO('s') | META_ECHO('t'),
+		.key = item_key(it), .nkey = it->nkey,
+		.binary = it->iflags & ITEM_KEY_BINARY,
+		.cas = pc->ctx->settings->cas_enabled ? res->cas : 0,
+		.size = res->nbytes, .flags = res->flags,
+		.idle = (uint32_t)(now - res->atime),
+		.fetched = res->iflags & ITEM_FETCHED,
+		.exptime = res->exptime, .now = now,
+		.apply_T = true, .apply_N = created,
+		.exp_T = created ? store_exptime(s, m->ttl_T) : req->exptime,
+		.exp_N = created ? store_exptime(s, m->ttl_N) : 0,
+	};
+	bool value = m->v && !(meta_has(m, 'C') && res->cas == m->cas_C);
+	char *p, *q;
+
 	p = reply_reserve(&pc->out, MG_LINE_MAX);
 	if (unlikely(!p)) {
 		item_put(it);
 		proto_fail(pc);
 		return;
 	}
-	value = m.v && !(meta_has(&m, 'C') && res.cas == m.cas_C);
 	if (value) {
 		memcpy(p, "VA ", 3);
-		q = fmt_u64(p + 3, res.nbytes);
+		q = fmt_u64(p + 3, res->nbytes);
 	} else {
 		memcpy(p, "HD", 2);
 		q = p + 2;
 	}
-	/* each flag in the order it came; t sees a T or N before it */
-	now = store_now(s);
-	f = (struct meta_facts){
-		.echo = META_ECHO('c') | META_ECHO('f') | META_ECHO('h') |
-			META_ECHO('l') | META_ECHO('s') | META_ECHO('t'),
-		.key = item_key(it), .nkey = it->nkey,
-		.binary = it->iflags & ITEM_KEY_BINARY,
-		.cas = ctx->settings->cas_enabled ? res.cas : 0,
-		.size = res.nbytes, .flags = res.flags,
-		.idle = (uint32_t)(now - res.atime),
-		.fetched = res.iflags & ITEM_FETCHED,
-		.exptime = res.exptime, .now = now,
-		.apply_T = true, .apply_N = created,
-		.exp_T = created ? store_exptime(s, m.ttl_T) : req.exptime,
-		.exp_N = created ? store_exptime(s, m.ttl_N) : 0,
-	};
-	q = meta_put_flags(q, &m, &f);
+	q = meta_put_flags(q, m, &f);
 	if (!q) {
 		item_put(it);
 		proto_out(pc, STR_AND_LEN(PROTO_OPAQUE_TOO_LONG));
 		return;
 	}
 	/* Z before X and W: a client is never told both W and Z */
-	if (res.iflags & ITEM_WIN) {
+	if (res->iflags & ITEM_WIN) {
 		*q++ = ' ';
 		*q++ = 'Z';
 	}
-	if (res.iflags & ITEM_STALE) {
+	if (res->iflags & ITEM_STALE) {
 		*q++ = ' ';
 		*q++ = 'X';
 	}
-	if (res.won) {
+	if (res->won) {
 		*q++ = ' ';
 		*q++ = 'W';
 	}
@@ -309,4 +290,39 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 	if (unlikely(reply_add_ref(&pc->out, it, item_value(it),
 				   (size_t)it->nbytes + 2) < 0))
 		proto_fail(pc);
+}
+
+void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
+{
+	struct proto_ctx *ctx = pc->ctx;
+	struct store *s = ctx->store;
+	bool created = false, raced;
+	struct store_req req;
+	struct store_res res;
+	struct meta_req m;
+	struct item *it;
+	int bad;
+
+	(void)arg;
+	if (!proto_meta_read(pc, l, &m))
+		return;
+	bad = meta_bad_opaque(&m);
+	mg_request(s, &m, bad, &req);
+	it = store_lookup(s, &req, &res);
+	if (!it && meta_has(&m, 'N')) {
+		it = mg_vivify(pc, &m, bad, &res, &raced);
+		created = it != NULL;
+		if (raced)
+			it = store_lookup(s, &req, &res);
+	}
+	proto_count_lookup(&ctx->stats, meta_has(&m, 'T'), it != NULL);
+	if (!it) {
+		proto_meta_code(pc, "EN", &m, m.q);
+		return;
+	}
+	if (unlikely(pc->state == PROTO_CLOSED)) {
+		item_put(it);
+		return;
+	}
+	mg_hit(pc, &m, &req, &res, it, created);
 }

@@ -269,20 +269,10 @@ void proto_md(struct proto_conn *pc, const struct parse_line *l, int arg)
 	struct store_del d = { 0 };
 	enum store_result res;
 	struct meta_req m;
-	const char *err;
 
 	(void)arg;
-	if (l->ntok < 2) {
-		proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+	if (!proto_meta_read(pc, l, &m))
 		return;
-	}
-	err = meta_parse(&m, l, 2);
-	if (!err)
-		err = meta_refused(&m);
-	if (err) {
-		proto_out_str(pc, err);
-		return;
-	}
 	/* as memcached: a bad O is answered before anything is done */
 	if (meta_bad_opaque(&m) >= 0) {
 		proto_out(pc, STR_AND_LEN(
@@ -358,12 +348,58 @@ static int ma_vivify(struct proto_conn *pc, const struct meta_req *m,
 	}
 }
 
+/*
+ * The reply to an ma that counted (or created, @created) its item: a
+ * code, the flags in order (t sees a T or N before it), then the value
+ * with v.
+ */
+static void ma_reply(struct proto_conn *pc, const struct meta_req *m,
+		     const struct store_arith *a, bool created)
+{
+	struct store *s = pc->ctx->store;
+	const struct meta_facts f = {
+		.echo = META_ECHO('c') | META_ECHO('t'),
+		.key = m->key, .nkey = m->nkey, .binary = m->binary,
+		.cas = pc->ctx->settings->cas_enabled ? a->cas : 0,
+		.exptime = created ? 0 : a->exptime,
+		.now = store_now(s),
+		.apply_T = true, .exp_T = a->ttl,
+		.apply_N = created,
+		.exp_N = created ? store_exptime(s, m->ttl_N) : 0,
+	};
+	char line[MS_LINE_MAX + 24], num[24], *p;
+	int nlen = snprintf(num, sizeof(num), "%llu",
+			    (unsigned long long)a->value);
+
+	if (m->v) {
+		memcpy(line, "VA ", 3);
+		p = fmt_u64(line + 3, (uint64_t)nlen);
+	} else {
+		memcpy(line, "HD", 2);
+		p = line + 2;
+	}
+	p = meta_put_flags(p, m, &f);
+	if (!p) {
+		proto_out(pc, STR_AND_LEN(PROTO_OPAQUE_TOO_LONG));
+		return;
+	}
+	if (m->v) {
+		*p++ = '\r';
+		*p++ = '\n';
+		memcpy(p, num, (size_t)nlen);
+		p += nlen;
+	}
+	*p++ = '\r';
+	*p++ = '\n';
+	if (!m->q)
+		proto_out(pc, line, (size_t)(p - line));
+}
+
 void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct store *s = ctx->store;
 	struct store_arith a = { .incr = true, .delta = 1 };
-	char line[MS_LINE_MAX + 24], *p;
 	bool created = false;
 	const char *err;
 	rel_time_t exp;
@@ -451,45 +487,5 @@ void proto_ma(struct proto_conn *pc, const struct parse_line *l, int arg)
 		else
 			ctx->stats.decr_hits++;
 	}
-	/* the reply: a code, the flags in order (t sees a T or N before
-	 * it), then the value with v */
-	{
-		char num[24];
-		int nlen = snprintf(num, sizeof(num), "%llu",
-				    (unsigned long long)a.value);
-
-		if (m.v) {
-			memcpy(line, "VA ", 3);
-			p = fmt_u64(line + 3, (uint64_t)nlen);
-		} else {
-			memcpy(line, "HD", 2);
-			p = line + 2;
-		}
-		const struct meta_facts f = {
-			.echo = META_ECHO('c') | META_ECHO('t'),
-			.key = m.key, .nkey = m.nkey, .binary = m.binary,
-			.cas = ctx->settings->cas_enabled ? a.cas : 0,
-			.exptime = created ? 0 : a.exptime,
-			.now = store_now(s),
-			.apply_T = true, .exp_T = a.ttl,
-			.apply_N = created,
-			.exp_N = created ? store_exptime(s, m.ttl_N) : 0,
-		};
-
-		p = meta_put_flags(p, &m, &f);
-		if (!p) {
-			proto_out(pc, STR_AND_LEN(PROTO_OPAQUE_TOO_LONG));
-			return;
-		}
-		if (m.v) {
-			*p++ = '\r';
-			*p++ = '\n';
-			memcpy(p, num, (size_t)nlen);
-			p += nlen;
-		}
-		*p++ = '\r';
-		*p++ = '\n';
-	}
-	if (!m.q)
-		proto_out(pc, line, (size_t)(p - line));
+	ma_reply(pc, &m, &a, created);
 }
