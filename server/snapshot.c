@@ -437,18 +437,18 @@ bad:
 	return -EBADMSG;
 }
 
-int snapshot_read(struct store *s, const struct snapshot_src *src,
-		  const struct snapshot_opts *o, struct snapshot_stats *st)
+/*
+ * The file's header: read, checked (magic, checksum, version, size,
+ * max_item_size), and its item count given to store_presize(). Return: 0,
+ * or the negative errno snapshot_read() returns (the reason in @st).
+ */
+static int read_header(struct store *s, const struct snapshot_src *src,
+		       const struct snapshot_opts *o,
+		       struct snapshot_stats *st)
 {
-	struct loader l = { .s = s, .o = o, .st = st };
-	unsigned char head[SNAPSHOT_HEADER], bh[SNAPSHOT_BLOCK_HEAD];
-	size_t max = SNAPSHOT_BLOCK + o->item_size_max + RECORD_HEAD +
-		     KEY_MAX_LENGTH;
-	unsigned char *buf = NULL;
-	size_t cap = 0;
+	unsigned char head[SNAPSHOT_HEADER];
 	int err = 0, rc;
 
-	memset(st, 0, sizeof(*st));
 	rc = read_exact(src, head, sizeof(head), &err);
 	if (rc) {
 		if (err == -EIO)
@@ -487,6 +487,24 @@ int snapshot_read(struct store *s, const struct snapshot_src *src,
 	if (!o->no_checksums)
 		store_presize(s, get_u64(head + 48) < (1ull << 32) ?
 			      get_u64(head + 48) : 0);
+	return 0;
+}
+
+int snapshot_read(struct store *s, const struct snapshot_src *src,
+		  const struct snapshot_opts *o, struct snapshot_stats *st)
+{
+	struct loader l = { .s = s, .o = o, .st = st };
+	unsigned char bh[SNAPSHOT_BLOCK_HEAD];
+	size_t max = SNAPSHOT_BLOCK + o->item_size_max + RECORD_HEAD +
+		     KEY_MAX_LENGTH;
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	int err = 0, rc;
+
+	memset(st, 0, sizeof(*st));
+	err = read_header(s, src, o, st);
+	if (err)
+		return err;
 	for (;;) {
 		uint32_t type, len, count;
 
