@@ -153,11 +153,7 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 	return end;
 }
 
-/*
- * An item the caller holds, met under a partition lock, dealt with under
- * its shard lock if it is still linked: reclaimed when dead, and unlinked
- * when live and @del (delete_range). Return: whether a live item went.
- */
+/* See range_str.h. */
 bool item_drop_held(struct store *s, struct item *it, bool del)
 {
 	struct shard *sh = shard_of_item(s, it);
@@ -200,15 +196,7 @@ static unsigned int map_find_span(const struct part_map *m,
 	return map_find(m, b->key, b->nkey);
 }
 
-/*
- * Walk the string part of @sp over the partitions it spans, in keyspace
- * order, SLICE_ITEMS entries per partition lock hold, narrowing @sp as it
- * goes (so a walk stopped by @fn resumes where it stopped). The walk
- * counts itself in map_readers, so no map it reads is freed under it
- * (part_split()); when the map changes between two slices (a split), it
- * finds its place again in the new one from where @sp resumes.
- * Context: no lock held; takes partition and shard locks in turn.
- */
+/* See range_str.h. */
 void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
 	       void *arg)
 {
@@ -278,15 +266,7 @@ static uint16_t part_rank_locked(const struct part *p,
 	return r;
 }
 
-/*
- * The linked string items of @sp, from the partitions' counts: the whole
- * count of each partition inside the span, and in the two at its ends
- * the difference of two ranks (subtree sizes are kept modulo 2^16, so
- * the difference is exact while the partition holds fewer items). Only
- * right while every linked item is live (no doubtful item anywhere).
- * Return: false when it cannot say (a partition too large, or a split
- * under way); *@n is then unchanged and the caller walks.
- */
+/* See range_str.h. */
 bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n)
 {
 	const struct sbound open = { .open = true };

@@ -8,9 +8,58 @@
 
 #include "span.h"
 
+/**
+ * strs_walk() - visit the string part of a span in keyspace order
+ * @s:       the store
+ * @sp:      the span; narrowed as the walk goes, so that a walk @fn
+ *           stopped resumes where it stopped
+ * @reverse: downwards from the upper limit
+ * @fn:      called on each live item in range, under its partition's
+ *           lock; false stops the walk
+ * @arg:     @fn's
+ *
+ * SLICE_ITEMS entries per partition lock hold. The walk counts itself in
+ * map_readers, so no map it reads is freed under it (part_split()); when
+ * the map changes between two slices (a split), it finds its place again
+ * in the new one from where @sp resumes.
+ *
+ * Context: no lock held; takes partition and shard locks in turn.
+ */
 void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
 	       void *arg);
+
+/**
+ * strs_count_ranked() - count a span's string items from the partitions'
+ * counts
+ * @s:  the store
+ * @sp: the span
+ * @n:  out: the count
+ *
+ * The whole count of each partition inside the span, and in the two at
+ * its ends the difference of two ranks (subtree sizes are kept modulo
+ * 2^16, so the difference is exact while the partition holds fewer
+ * items). Only right while every linked item is live (no doubtful item
+ * anywhere: the caller checks).
+ *
+ * Context: no lock held; takes partition locks in turn.
+ * Return: false when it cannot say (a partition too large, or a split
+ * under way); *@n is then unchanged and the caller walks.
+ */
 bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n);
+
+/**
+ * item_drop_held() - deal with an item a walk met, under its shard lock
+ * @s:   the store
+ * @it:  the item; the caller holds a reference (taken under a partition
+ *       lock) and keeps it
+ * @del: unlink it when live (delete_range)
+ *
+ * If it is still linked: reclaimed when dead, unlinked when live and
+ * @del.
+ *
+ * Context: no lock held; takes the item's shard lock.
+ * Return: whether a live item went.
+ */
 bool item_drop_held(struct store *s, struct item *it, bool del);
 
 #endif /* ANCHORKV_RANGE_STR_H */

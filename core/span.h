@@ -79,12 +79,46 @@ static inline bool sbound_below(const struct sbound *hi, const struct item *it)
 	return c < 0 || (c == 0 && hi->incl);
 }
 
+/**
+ * span_init() - the span of a range
+ * @sp:   filled in (its buffers are not used yet)
+ * @from: the lower bound as the client gave it (store.h)
+ * @to:   the upper bound
+ *
+ * Context: any; no lock, nothing allocated.
+ * Return: false when the range is empty (from above to, or an open bound
+ * on a key that excludes all), else true.
+ */
 bool span_init(struct span *sp, const struct store_bound *from,
 	       const struct store_bound *to);
+
+/**
+ * span_exclude_str() - move a string limit past an item a walk visited
+ * @sp: the span
+ * @it: the item; its key is copied into the span's buffer
+ * @lo: the lower limit (a walk upwards), else the upper
+ *
+ * Context: the lock under which @it was seen (its shard's or its
+ * partition's) is held: the key is read from the item.
+ */
 void span_exclude_str(struct span *sp, const struct item *it, bool lo);
+
+/**
+ * acc_copy_key() - the key of @it into the next entry of a keys-mode
+ * accumulator
+ * @acc: the accumulator (keys set, n below max)
+ * @it:  the item
+ *
+ * Context: the lock under which @it was seen is held; no reference taken.
+ */
 void acc_copy_key(struct range_acc *acc, const struct item *it);
 
-/* The visitors of a range (into a struct range_acc) and of a count. */
+/*
+ * The visitors of a string walk (str_fn): range_str_fn() puts each item
+ * into the struct range_acc @arg (a reference taken, or its key copied in
+ * keys mode) and stops when it is full; count_str_fn() adds one to the
+ * uint64_t @arg. Context: the partition lock of the walk is held.
+ */
 bool range_str_fn(struct item *it, void *arg);
 bool count_str_fn(struct item *it, void *arg);
 
