@@ -525,18 +525,6 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 	return it;
 }
 
-struct item *store_get(struct store *s, const char *key, size_t nkey,
-		       enum store_miss *why)
-{
-	struct store_req req = { .key = key, .nkey = nkey };
-	struct store_res res;
-	struct item *it = store_lookup(s, &req, &res);
-
-	if (why)
-		*why = res.why;
-	return it;
-}
-
 int store_delete(struct store *s, const char *key, size_t nkey)
 {
 	struct slist_head *old_buckets;

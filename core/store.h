@@ -340,19 +340,6 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 			  struct store_res *res);
 
 /**
- * store_get() - look a key up: store_lookup() of a plain get
- * @s:    the store
- * @key:  the key
- * @nkey: its length
- * @why:  receives the hit/miss reason (may be NULL)
- *
- * Context: takes and releases the key's shard lock.
- * Return: the item with a reference for the caller, or NULL.
- */
-struct item *store_get(struct store *s, const char *key, size_t nkey,
-		       enum store_miss *why);
-
-/**
  * store_delete() - remove a key
  * @s:    the store
  * @key:  the key

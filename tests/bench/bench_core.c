@@ -36,6 +36,7 @@
 #include "alloc.h"
 #include "hash.h"
 #include "htable.h"
+#include "../unit/lookup_get.h"
 #include "item.h"
 #include "radix_tree.h"
 #include "rbtree.h"
@@ -557,7 +558,7 @@ static void bench_store(struct bench *b, bool strkeys)
 			struct item *it;
 
 			nk = store_key(b, b->perm[i], strkeys, key);
-			it = store_get(s, key, nk, NULL);
+			it = lookup_get(s, key, nk, NULL);
 			if (it) {
 				sum += it->nbytes;
 				item_put(it);

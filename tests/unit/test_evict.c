@@ -19,6 +19,7 @@
 #include "check.h"
 #include "hash.h"
 #include "item.h"
+#include "lookup_get.h"
 #include "rnd.h"
 #include "store.h"
 
@@ -61,7 +62,7 @@ static int set_key(struct store *s, const char *key, rel_time_t exptime)
 /* A read, as a client's get: a hit counts for the policy. */
 static bool get_key(struct store *s, const char *key)
 {
-	struct item *it = store_get(s, key, strlen(key), NULL);
+	struct item *it = lookup_get(s, key, strlen(key), NULL);
 
 	if (it)
 		item_put(it);

@@ -29,6 +29,7 @@
 #include "growbuf.h"
 #include "hash.h"
 #include "item.h"
+#include "lookup_get.h"
 #include "proto.h"
 #include "proto_cmd.h"
 #include "reply.h"
@@ -1348,7 +1349,7 @@ static void test_big_value(void)
 	growbuf_add(&h.in, S("get big\r\n"));
 	CHECK(proto_process(&h.pc, h.in.p, h.in.len, 0) == h.in.len);
 	h.in.len = 0;
-	it = store_get(h.store, "big", 3, NULL);
+	it = lookup_get(h.store, "big", 3, NULL);
 	CHECK(it != NULL);
 	n = reply_iov(&h.pc.out, iov, 8);
 	for (k = 0; k < n && it; k++)
@@ -1444,7 +1445,7 @@ static void test_streaming_get(void)
 				char key[16];
 
 				snprintf(key, sizeof(key), "key%u", i);
-				it = store_get(h.store, key, strlen(key), NULL);
+				it = lookup_get(h.store, key, strlen(key), NULL);
 				buf_addf(&exp, " %llu",
 					 it ? (unsigned long long)it->cas : 0ull);
 				if (it)
@@ -1602,7 +1603,7 @@ static void test_counters(void)
 	CHECK(st->delete_hits == 1 && st->delete_misses == 1);
 	h_feeds(&h, "gets n\r\nset c 0 0 1\r\n1\r\n");
 	{
-		struct item *it = store_get(h.store, "c", 1, NULL);
+		struct item *it = lookup_get(h.store, "c", 1, NULL);
 		char cmd[64];
 
 		CHECK(it != NULL);
@@ -1638,7 +1639,7 @@ static void test_own_answers(void)
 	/* gets: the item's cas */
 	h_init(&h, ITEM_MAX_MC);
 	h_feeds(&h, "set a 3 0 2\r\nhi\r\n");
-	it = store_get(h.store, "a", 1, NULL);
+	it = lookup_get(h.store, "a", 1, NULL);
 	CHECK(it != NULL);
 	snprintf(exp, sizeof(exp), "STORED\r\nVALUE a 3 2 %llu\r\nhi\r\nEND\r\n",
 		 it ? (unsigned long long)it->cas : 0ull);
@@ -1935,7 +1936,7 @@ static void test_range(void)
 		  "END\r\n");
 	/* with cas */
 	{
-		struct item *it = store_get(h.store, "a", 1, NULL);
+		struct item *it = lookup_get(h.store, "a", 1, NULL);
 		char e[128];
 
 		from = h.out.len;

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "hash.h"
 #include "item.h"
+#include "lookup_get.h"
 #include "radix_tree.h"
 #include "store.h"
 
@@ -124,7 +125,7 @@ static int set(struct store *s, const char *key, const char *val)
 /* Whether @key holds exactly @val (NULL: absent). */
 static bool holds(struct store *s, const char *key, const char *val)
 {
-	struct item *it = store_get(s, key, strlen(key), NULL);
+	struct item *it = lookup_get(s, key, strlen(key), NULL);
 	bool ok;
 
 	if (!it)
@@ -313,23 +314,23 @@ static void test_examples(unsigned int nshards)
 	CHECK(put(s, "a", "one", 5, 0, STORE_OP_SET, 0, &cas1) == STORE_STORED);
 	CHECK(put(s, "42", "int", 6, 0, STORE_OP_SET, 0, &cas2) == STORE_STORED);
 	CHECK(cas1 != cas2 && cas1 && cas2);
-	it = store_get(s, "a", 1, &why);
+	it = lookup_get(s, "a", 1, &why);
 	CHECK(it && why == STORE_HIT && item_flags(it) == 5 && it->cas == cas1);
 	CHECK(it && !(it->iflags & ITEM_INTKEY));
 	if (it)
 		item_put(it);
-	it = store_get(s, "42", 2, NULL);
+	it = lookup_get(s, "42", 2, NULL);
 	CHECK(it && item_flags(it) == 6 && (it->iflags & ITEM_INTKEY) &&
 	      it->ikey == 42);
 	if (it)
 		item_put(it);
-	CHECK(!store_get(s, "b", 1, &why) && why == STORE_MISS_ABSENT);
-	CHECK(!store_get(s, "x", 0, &why) && why == STORE_MISS_ABSENT);
+	CHECK(!lookup_get(s, "b", 1, &why) && why == STORE_MISS_ABSENT);
+	CHECK(!lookup_get(s, "x", 0, &why) && why == STORE_MISS_ABSENT);
 	{
 		char longkey[KEY_MAX_LENGTH + 1];
 
 		memset(longkey, 'k', sizeof(longkey));
-		CHECK(!store_get(s, longkey, sizeof(longkey), &why) &&
+		CHECK(!lookup_get(s, longkey, sizeof(longkey), &why) &&
 		      why == STORE_MISS_ABSENT);
 		CHECK(store_delete(s, longkey, sizeof(longkey)) == -ENOENT);
 		CHECK(touch_key(s, longkey, sizeof(longkey), 0) == -ENOENT);
@@ -337,7 +338,7 @@ static void test_examples(unsigned int nshards)
 		      -ENOENT);
 		CHECK(put_n(s, longkey, KEY_MAX_LENGTH, "v", 1, 0, 0,
 			    STORE_OP_SET, 0, NULL) == STORE_STORED);
-		it = store_get(s, longkey, KEY_MAX_LENGTH, NULL);
+		it = lookup_get(s, longkey, KEY_MAX_LENGTH, NULL);
 		CHECK(it && it->nkey == KEY_MAX_LENGTH);
 		if (it)
 			item_put(it);
@@ -350,7 +351,7 @@ static void test_examples(unsigned int nshards)
 	CHECK(holds(s, "a", "two"));
 
 	/* a reference outlives an overwrite and a delete */
-	it = store_get(s, "a", 1, NULL);
+	it = lookup_get(s, "a", 1, NULL);
 	CHECK(set(s, "a", "three") == STORE_STORED);
 	CHECK(store_delete(s, "a", 1) == 0);
 	CHECK(it && it->nbytes == 3 && !memcmp(item_value(it), "two\r\n", 5));
@@ -385,7 +386,7 @@ static void test_examples(unsigned int nshards)
 	      STORE_STORED);
 	CHECK(cas1 != cas2 && cas2 != cas3 && cas1 != cas3);
 	CHECK(holds(s, "ap", "start_mid_end"));
-	it = store_get(s, "ap", 2, NULL);
+	it = lookup_get(s, "ap", 2, NULL);
 	CHECK(it && item_flags(it) == 77 && it->exptime == store_now(s) + 100 &&
 	      it->cas == cas3);
 	if (it)
@@ -426,7 +427,7 @@ static void test_examples(unsigned int nshards)
 	      STORE_STORED);
 	CHECK(arith(s, "n", 1, true, 1, &v, &cas2) == 0 && v == 13);
 	CHECK(cas2 != cas1 && holds(s, "n", "13"));
-	it = store_get(s, "n", 1, NULL);
+	it = lookup_get(s, "n", 1, NULL);
 	CHECK(it && item_flags(it) == 9 && it->cas == cas2);
 	if (it)
 		item_put(it);
@@ -477,10 +478,10 @@ static void test_examples(unsigned int nshards)
 	      why == STORE_MISS_ABSENT);
 	store_set_time(s, T0 + 5);
 	CHECK(holds(s, "100", "100"));
-	CHECK(!store_get(s, "a", 1, &why) && why == STORE_MISS_EXPIRED);
-	CHECK(!store_get(s, "a", 1, &why) && why == STORE_MISS_ABSENT);
+	CHECK(!lookup_get(s, "a", 1, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!lookup_get(s, "a", 1, &why) && why == STORE_MISS_ABSENT);
 	store_set_time(s, T0 + 7);
-	CHECK(!store_get(s, "100", 3, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!lookup_get(s, "100", 3, &why) && why == STORE_MISS_EXPIRED);
 	CHECK(touch_key(s, "100", 3, 0) == -ENOENT);
 
 	check_store(s, "examples");
@@ -527,8 +528,8 @@ static void test_time(void)
 	CHECK(put(s, "past", "v", 0, store_exptime(s, T0), STORE_OP_SET, 0,
 		  NULL) == STORE_STORED);
 	CHECK(holds(s, "r", "v") && holds(s, "1", "v"));
-	CHECK(!store_get(s, "neg", 3, &why) && why == STORE_MISS_EXPIRED);
-	CHECK(!store_get(s, "past", 4, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!lookup_get(s, "neg", 3, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!lookup_get(s, "past", 4, &why) && why == STORE_MISS_EXPIRED);
 	/* an expired item is absent for add/replace/cas/append/incr */
 	CHECK(put(s, "e", "5", 0, store_exptime(s, -1), STORE_OP_SET, 0, &cas)
 	      == STORE_STORED);
@@ -547,8 +548,8 @@ static void test_time(void)
 	store_set_time(s, T0 + 11);	/* now 13 */
 	CHECK(holds(s, "r", "v") && holds(s, "1", "v"));
 	store_set_time(s, T0 + 12);	/* now 14 */
-	CHECK(!store_get(s, "r", 1, &why) && why == STORE_MISS_EXPIRED);
-	CHECK(!store_get(s, "1", 1, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!lookup_get(s, "r", 1, &why) && why == STORE_MISS_EXPIRED);
+	CHECK(!lookup_get(s, "1", 1, &why) && why == STORE_MISS_EXPIRED);
 
 	/* store_expire_step reclaims without access */
 	CHECK(put(s, "x1", "v", 0, store_exptime(s, 1), STORE_OP_SET, 0,
@@ -569,8 +570,8 @@ static void test_time(void)
 	CHECK(set(s, "3", "v") == STORE_STORED);
 	store_flush_all(s, 0);
 	CHECK(set(s, "f2", "v") == STORE_STORED);	/* same second */
-	CHECK(!store_get(s, "f1", 2, &why) && why == STORE_MISS_FLUSHED);
-	CHECK(!store_get(s, "3", 1, &why) && why == STORE_MISS_FLUSHED);
+	CHECK(!lookup_get(s, "f1", 2, &why) && why == STORE_MISS_FLUSHED);
+	CHECK(!lookup_get(s, "3", 1, &why) && why == STORE_MISS_FLUSHED);
 	CHECK(holds(s, "f2", "v") && holds(s, "keep", NULL));
 	store_set_time(s, T0 + 14);
 	CHECK(holds(s, "f2", "v"));
@@ -585,7 +586,7 @@ static void test_time(void)
 	CHECK(set(s, "f5", "v") == STORE_STORED);
 	store_set_time(s, T0 + 16);	/* now == the flush moment */
 	CHECK(set(s, "f6", "v") == STORE_STORED);
-	CHECK(!store_get(s, "f3", 2, &why) && why == STORE_MISS_FLUSHED);
+	CHECK(!lookup_get(s, "f3", 2, &why) && why == STORE_MISS_FLUSHED);
 	CHECK(holds(s, "f5", NULL) && holds(s, "f4", NULL));
 	CHECK(holds(s, "f6", "v"));
 	store_set_time(s, T0 + 20);
@@ -1331,7 +1332,7 @@ static void m_step(struct store *s, bool inject)
 
 		it = touch ? get_touch(s, key, nkey,
 					     store_exptime(s, pexp), &why) :
-			     store_get(s, key, nkey, &why);
+			     lookup_get(s, key, nkey, &why);
 		MCHECK(!!it == live, "get %.*s: %s", (int)nkey, key,
 		       it ? "hit" : "miss");
 		MCHECK((why == STORE_HIT) == live, "get %.*s: why %d",
@@ -1465,7 +1466,7 @@ static void m_step(struct store *s, bool inject)
 		store_expire_step(s, rnd_below(200));
 		store_tidy_partitions(s, rnd_below(3));
 	} else {			/* more gets: the common case */
-		it = store_get(s, key, nkey, NULL);
+		it = lookup_get(s, key, nkey, NULL);
 		MCHECK(!!it == live, "get2 %.*s", (int)nkey, key);
 		if (it) {
 			if (live)
@@ -1578,7 +1579,7 @@ static void test_memory_limit(unsigned int nshards)
 		/* the item just stored is there (some stay unread) */
 		if (i % 3)
 			continue;
-		it = store_get(s, key, nkey, NULL);
+		it = lookup_get(s, key, nkey, NULL);
 		lost += !it || it->nbytes != n || memcmp(item_value(it), val, n);
 		if (it)
 			item_put(it);
@@ -1742,7 +1743,7 @@ static void test_read_items_stay(void)
 		struct item *it;
 
 		snprintf(key, sizeof(key), "c%u", i);
-		it = store_get(s, key, strlen(key), NULL);
+		it = lookup_get(s, key, strlen(key), NULL);
 		if (it) {
 			item_put(it);
 			if (i % 2)
@@ -1816,7 +1817,7 @@ static void test_no_evict(unsigned int nshards)
 
 		snprintf(key, sizeof(key), i % 3 ? "%u" : "s%u", i);
 		fill_value(val, n, i);
-		it = store_get(s, key, strlen(key), NULL);
+		it = lookup_get(s, key, strlen(key), NULL);
 		if (it) {
 			lost += it->nbytes != n ||
 				memcmp(item_value(it), val, n);
@@ -1923,7 +1924,7 @@ static void *mt_thread(void *arg)
 			a->over += a->limit &&
 				   store_memory_used(a->s) > a->limit;
 		} else if (op < 70) {
-			it = store_get(a->s, key, strlen(key), NULL);
+			it = lookup_get(a->s, key, strlen(key), NULL);
 			if (it && mine) {
 				n = a->mine[k] % 600;
 				fill_value(val, n, a->mine[k]);
@@ -2507,7 +2508,7 @@ static void test_concurrent_updates(void)
 	CHECK_MSG(holds(s, "77", want), "incr of an integer key lost updates");
 	snprintf(want, sizeof(want), "%u", 1000000 - UPD_THREADS * UPD_INCRS);
 	CHECK_MSG(holds(s, "down", want), "decr lost updates");
-	it = store_get(s, "log", 3, NULL);
+	it = lookup_get(s, "log", 3, NULL);
 	CHECK_MSG(it && it->nbytes == UPD_THREADS * (UPD_APPENDS * 3 / 2),
 		  "append/prepend lost updates: %u bytes",
 		  it ? it->nbytes : 0);
@@ -2571,7 +2572,7 @@ static void test_lookup_copy(void)
 	req.nkey = 4;
 	CHECK(!store_lookup(s, &req, &res) && res.why == STORE_MISS_ABSENT);
 	store_set_time(s, T0 + 3);
-	CHECK(!store_get(s, "small", 5, NULL));
+	CHECK(!lookup_get(s, "small", 5, NULL));
 	CHECK(holds(s, "15", "fifteen-bytes!!"));
 	check_store(s, "lookup copy");
 	store_destroy(s);
