@@ -48,9 +48,10 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	memset((char *)it + item_data_offset(intkey) - sizeof(rel_time_t), 0,
 	       sizeof(rel_time_t));
 	memcpy((char *)it + item_data_offset(intkey), key, nkey);
-	if (flags)	/* after the value and its "\r\n" */
-		memcpy((char *)it + item_data_offset(intkey) + nkey + nbytes +
-		       2, &flags, sizeof(flags));
+	if (flags)	/* the block's last bytes: after the value's "\r\n" */
+		memcpy((char *)it + item_block_size(intkey, flags, nkey,
+						    nbytes) - ITEM_FLAGS_SIZE,
+		       &flags, sizeof(flags));
 	return it;
 }
 

@@ -231,9 +231,9 @@ static inline size_t item_block_size(bool intkey, uint32_t flags,
  */
 static inline size_t item_block_size_of(const struct item *it)
 {
-	return item_data_offset(__atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
-				ITEM_INTKEY) + it->nkey + (size_t)it->nbytes +
-	       2 + it->has_flags * ITEM_FLAGS_SIZE;
+	return item_block_size(__atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
+			       ITEM_INTKEY, it->has_flags, it->nkey,
+			       it->nbytes);
 }
 
 /**
