@@ -120,9 +120,10 @@ static bool ghost_take_locked(struct shard *sh, uint64_t h)
 /*
  * Keep the ring a window of the sequence: an item whose sequence number
  * falls out of it (the ring is too short for the small queue: grown at
- * the next store) moves to main as it is.
+ * the next store) moves to main as it is. The slow path of
+ * small_add_locked() (shard.h), taken when the window must slide.
  */
-static void small_window_locked(const struct store *s, struct shard *sh)
+void queues_small_slide_locked(const struct store *s, struct shard *sh)
 {
 	ak_lock_assert_held(&sh->lock);
 	while (sh->cas_seq - sh->small_tail > sh->small_mask) {
@@ -144,64 +145,16 @@ static void small_window_locked(const struct store *s, struct shard *sh)
 }
 
 /*
- * Put @it at the head of small: at the slot of its cas's sequence number
- * when that is this shard's, in the window and free. Return: whether it
- * went there (else it is in main).
+ * Whether the ghost remembers the new key @k; it leaves the ghost if so.
+ * The slow path of queues_link_locked() (shard.h), taken once something
+ * was evicted.
  */
-static bool small_add_locked(const struct store *s, struct shard *sh,
-			     struct item *it, size_t size)
+bool queues_ghost_take_locked(struct shard *sh, const struct keyref *k)
 {
-	uint64_t seq = it->cas >> s->shard_bits;
-	struct item **slot;
-
-	ak_lock_assert_held(&sh->lock);
-	if ((it->cas & s->shard_mask) != sh->index || seq > sh->cas_seq)
+	if (!ghost_take_locked(sh, ghost_hash(k->isint, k->ikey, k->hash)))
 		return false;
-	small_window_locked(s, sh);
-	slot = small_slot(s, sh, it);
-	if (seq < sh->small_tail || *slot)
-		return false;
-	*slot = it;
-	sh->small_items++;
-	sh->small_bytes += size;
+	sh->ghost_hits++;
 	return true;
-}
-
-/**
- * queues_link_locked() - put a newly linked item in its queue
- * @s:  the store
- * @sh: its shard
- * @l:  the item (its cas set), the item it replaces (still holding its
- *      cas) or NULL, its key and both sizes (item_link_locked())
- *
- * A replacement takes the old item's frequency and queue (in small, the
- * slot of its own sequence number: its head); a new key goes to main if
- * the ghost remembers it, else to small.
- *
- * Context: sh->lock held.
- */
-void queues_link_locked(struct store *s, struct shard *sh,
-			const struct link *l)
-{
-	struct item *it = l->it, *old = l->old;
-	const struct keyref *k = l->k;
-
-	ak_lock_assert_held(&sh->lock);
-	if (old) {
-		item_set_freq(it, item_freq(old));
-		if (!small_forget_sized_locked(s, sh, old, l->old_size))
-			return;
-	} else {
-		item_set_freq(it, 0);
-		/* an empty ghost (nothing evicted yet) costs no lookup */
-		if (sh->ghost_entries &&
-		    ghost_take_locked(sh, ghost_hash(k->isint, k->ikey,
-						     k->hash))) {
-			sh->ghost_hits++;
-			return;
-		}
-	}
-	small_add_locked(s, sh, it, l->size);
 }
 
 /* Unlink a live item to make room, and count it. */
@@ -438,20 +391,15 @@ static void queues_want_sizes(const struct shard *sh, uint64_t *slots,
 		*buckets *= 2;
 }
 
-/**
- * queues_want_grow_locked() - whether a store should call queues_grow()
- * @sh: the shard
- *
- * Context: sh->lock held.
+/*
+ * Whether the ring or the ghost should grow now: the slow path of
+ * queues_want_grow_locked() (shard.h). Context: sh->lock held.
  */
-bool queues_want_grow_locked(const struct shard *sh)
+bool queues_resize_wanted_locked(const struct shard *sh)
 {
 	uint64_t slots, buckets;
 
 	ak_lock_assert_held(&sh->lock);
-	if (sh->curr_items < sh->queues_retry_at ||
-	    (!sh->queues_grow && sh->curr_items <= sh->queues_check_at))
-		return false;
 	queues_want_sizes(sh, &slots, &buckets);
 	return slots != sh->small_mask + 1 || buckets != sh->ghost_mask + 1;
 }

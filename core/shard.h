@@ -776,11 +776,94 @@ unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 /* evict.c: the queues of S3-FIFO */
 int queues_init(struct shard *sh, unsigned int bits);
 void queues_destroy(struct shard *sh);
-void queues_link_locked(struct store *s, struct shard *sh,
-			const struct link *l);
-bool queues_want_grow_locked(const struct shard *sh);
+void queues_small_slide_locked(const struct store *s, struct shard *sh);
+bool queues_ghost_take_locked(struct shard *sh, const struct keyref *k);
+bool queues_resize_wanted_locked(const struct shard *sh);
 void queues_grow(struct store *s, struct shard *sh);
 size_t store_evict_others(struct store *s, struct shard *self, size_t need);
+
+/*
+ * Put @it at the head of small: at the slot of its cas's sequence number
+ * when that is this shard's, in the window and free. Return: whether it
+ * went there (else it is in main).
+ */
+static inline bool small_add_locked(const struct store *s, struct shard *sh,
+				    struct item *it, size_t size)
+{
+	uint64_t seq = it->cas >> s->shard_bits;
+	struct item **slot;
+
+	ak_lock_assert_held(&sh->lock);
+	if ((it->cas & s->shard_mask) != sh->index || seq > sh->cas_seq)
+		return false;
+	/* the window slides one slot a store: inline when that slot is free */
+	if (sh->cas_seq - sh->small_tail > sh->small_mask) {
+		if (sh->cas_seq - sh->small_tail == sh->small_mask + 1 &&
+		    !sh->small[sh->small_tail & sh->small_mask] &&
+		    sh->small_items)
+			sh->small_tail++;
+		else
+			queues_small_slide_locked(s, sh);
+	}
+	slot = small_slot(s, sh, it);
+	if (seq < sh->small_tail || *slot)
+		return false;
+	*slot = it;
+	sh->small_items++;
+	sh->small_bytes += size;
+	return true;
+}
+
+/**
+ * queues_link_locked() - put a newly linked item in its queue
+ * @s:  the store
+ * @sh: its shard
+ * @l:  the item (its cas set), the item it replaces (still holding its
+ *      cas) or NULL, its key and both sizes (item_link_locked())
+ *
+ * A replacement takes the old item's frequency and queue (in small, the
+ * slot of its own sequence number: its head); a new key goes to main if
+ * the ghost remembers it, else to small. Inline, as every store takes it;
+ * evict.c keeps the slow paths.
+ *
+ * Context: sh->lock held.
+ */
+static inline void queues_link_locked(struct store *s, struct shard *sh,
+				      const struct link *l)
+{
+	struct item *it = l->it, *old = l->old;
+
+	ak_lock_assert_held(&sh->lock);
+	if (old) {
+		item_set_freq(it, item_freq(old));
+		if (!small_forget_sized_locked(s, sh, old, l->old_size))
+			return;
+	} else {
+		item_set_freq(it, 0);
+		/* an empty ghost (nothing evicted yet) costs no lookup */
+		if (sh->ghost_entries && queues_ghost_take_locked(sh, l->k))
+			return;
+	}
+	small_add_locked(s, sh, it, l->size);
+}
+
+/**
+ * queues_want_grow_locked() - whether a store should call queues_grow()
+ * @sh: the shard
+ *
+ * Inline: a store looks only at two counts until the shard has grown.
+ *
+ * Context: sh->lock held.
+ */
+static inline bool queues_want_grow_locked(const struct shard *sh)
+{
+	ak_lock_assert_held(&sh->lock);
+	if (likely(sh->curr_items < sh->queues_retry_at ||
+		   (!sh->queues_grow &&
+		    sh->curr_items <= sh->queues_check_at)))
+		return false;
+	return queues_resize_wanted_locked(sh);
+}
 
 /*
  * Link l->it into @sh's indexes (the radix tree, or the hash table and its

@@ -286,12 +286,20 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,
 		     struct item **out)
 {
-	size_t total = item_total_size(key, nkey, flags, nbytes);
 	size_t limit = READ_ONCE(s->cfg.mem_limit);
 	struct item *it;
 
-	if (item_mc_size(nkey, flags, nbytes) > s->cfg.item_size_max ||
-	    (limit && total > limit))
+	if (item_mc_size(nkey, flags, nbytes) > s->cfg.item_size_max)
+		return -E2BIG;
+	/*
+	 * Larger than the whole limit? The string key's header is the larger
+	 * and slab_charge() never decreases (test_slab), so only an item
+	 * that might be asks whether its key is an integer: item_alloc()
+	 * does that once.
+	 */
+	if (limit &&
+	    slab_charge(item_block_size(false, flags, nkey, nbytes)) > limit &&
+	    item_total_size(key, nkey, flags, nbytes) > limit)
 		return -E2BIG;
 	it = item_alloc(key, nkey, flags, exptime, nbytes);
 	if (!it)
