@@ -68,6 +68,7 @@
 #include "store.h"
 
 #include <assert.h>
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -331,11 +332,9 @@ static inline void part_unlock(struct part *p)
 static inline uint64_t key_prefix(const char *key, size_t nkey)
 {
 	uint64_t v = 0;
-	size_t i;
 
-	for (i = 0; i < 8; i++)
-		v = v << 8 | (i < nkey ? (uint8_t)key[i] : 0);
-	return v;
+	memcpy(&v, key, nkey < 8 ? nkey : 8);
+	return be64toh(v);
 }
 
 /* The subtree size of the item at @n (0: none), modulo 2^16. */
@@ -354,9 +353,12 @@ static inline struct part_map *map_load(const struct store *s)
 static inline unsigned int map_find(const struct part_map *m,
 				    const char *key, size_t nkey)
 {
-	uint64_t pfx = key_prefix(key, nkey);
 	unsigned int lo = 1, hi = m->n;
+	uint64_t pfx;
 
+	if (hi <= 1)
+		return 0;	/* one partition: no prefix to compute */
+	pfx = key_prefix(key, nkey);
 	/* the last partition whose lower bound is at or below the key */
 	while (lo < hi) {
 		unsigned int mid = lo + (hi - lo) / 2;

@@ -24,6 +24,7 @@
 #include "item.h"
 #include "lookup_get.h"
 #include "radix_tree.h"
+#include "shard.h"
 #include "store.h"
 
 #define T0		1700000000LL	/* the test's first unix time */
@@ -295,6 +296,48 @@ static void test_item_shape(void)
 	CHECK(item_block_size(false, 0, 15, 32) == 60 + 15 + 34);
 	CHECK(item_block_size(false, 2, 15, 32) == 64 + 15 + 34);
 	CHECK(item_block_size(true, 0, 6, 32) == 36 + 6 + 34);
+}
+
+/*
+ * key_prefix() (shard.h), which finds a key's partition: two keys whose
+ * prefixes differ are in bytewise order by them, and equal prefixes mean
+ * equal first bytes, for keys of any length and any bytes (the loads of
+ * a short key and the byte order of a 64-bit read).
+ */
+static void test_key_prefix_orders_as_bytes(void)
+{
+	static const char bytes[] = { 0x00, 0x01, 'a', 'b', 0x7f, (char)0x80,
+				      (char)0xfe, (char)0xff };
+	unsigned int n, bad = 0;
+
+	for (n = 0; n < 200000; n++) {
+		char a[12], b[12];
+		size_t na = 1 + rnd() % sizeof(a), nb = 1 + rnd() % sizeof(b);
+		size_t i, same;
+		uint64_t pa, pb;
+		int cmp;
+
+		for (i = 0; i < na; i++)
+			a[i] = bytes[rnd() % sizeof(bytes)];
+		for (i = 0; i < nb; i++)
+			b[i] = i < na && rnd() % 2 ? a[i] :
+			       bytes[rnd() % sizeof(bytes)];
+		pa = key_prefix(a, na);
+		pb = key_prefix(b, nb);
+		cmp = key_bytes_cmp(a, na, b, nb);
+		if (pa != pb) {
+			bad += (pa < pb) != (cmp < 0);
+			continue;
+		}
+		/* equal prefixes: the first min(8, length) bytes agree */
+		same = na < nb ? na : nb;
+		same = same < 8 ? same : 8;
+		bad += memcmp(a, b, same) != 0;
+	}
+	CHECK_MSG(!bad, "%u key pairs whose prefixes disagree with their "
+		  "bytes", bad);
+	CHECK(key_prefix("abcdefghij", 10) == 0x6162636465666768ull);
+	CHECK(key_prefix("ab", 2) == 0x6162000000000000ull);
 }
 
 static void test_examples(unsigned int nshards)
@@ -2628,6 +2671,7 @@ int main(void)
 
 	test_keys();
 	test_item_shape();
+	test_key_prefix_orders_as_bytes();
 	test_bad_config();
 	test_create_alloc_failures();
 	test_examples(1);
