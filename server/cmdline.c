@@ -38,21 +38,32 @@ static const struct cmdline_opt {
 	const char *longopt;
 	int opt;
 	int has_arg;
+	const char *arg;	/* --help: its argument */
+	const char *help;	/* --help: what it does; NULL: not shown */
 } cmdline_only[] = {
-	{ "verbose",		'v', no_argument },
-	{ "config",		'f', required_argument },
-	{ "help",		'h', no_argument },
-	{ "version",		'V', no_argument },
-	{ "license",		'i', no_argument },
-	{ "extended",		'o', required_argument },
-	{ "udp-port",		'U', required_argument },
-	{ "lock-memory",	'k', no_argument },
-	{ "enable-coredumps",	'r', no_argument },
-	{ "enable-largepages",	'L', no_argument },
-	{ "disable-dumping",	'X', no_argument },
-	{ "disable-watch",	'W', no_argument },
-	{ "slab-min-size",	'n', required_argument },
-	{ NULL,			'D', required_argument },
+	{ "config",	'f', required_argument, "<file>",
+	  "read directives from <file> first" },
+	{ NULL,		'D', required_argument, "<char>",
+	  "key prefix delimiter of stats detail, and turn its counting on "
+	  "(default: ':', off)" },
+	{ "verbose",	'v', no_argument, NULL,
+	  "log connections; -vv also commands and each read and write "
+	  "(the verbosity directive)" },
+	{ "extended",	'o', required_argument, "<opts>",
+	  "memcached extended options: idle_timeout=N, hashpower=N, ssl_*; "
+	  "others are ignored with a warning" },
+	{ "udp-port",	'U', required_argument, "0",
+	  "accepted for memcached compatibility (there is no UDP: -U other "
+	  "than 0 is refused)" },
+	{ "help",	'h', no_argument, NULL, "this text" },
+	{ "version",	'V', no_argument, NULL, "print the version" },
+	{ "license",	'i', no_argument, NULL, NULL },
+	{ "lock-memory",	'k', no_argument, NULL, NULL },
+	{ "enable-coredumps",	'r', no_argument, NULL, NULL },
+	{ "enable-largepages",	'L', no_argument, NULL, NULL },
+	{ "disable-dumping",	'X', no_argument, NULL, NULL },
+	{ "disable-watch",	'W', no_argument, NULL, NULL },
+	{ "slab-min-size",	'n', required_argument, NULL, NULL },
 };
 
 #define NR_OPTS	(SETTINGS_NR + ARRAY_SIZE(cmdline_only))
@@ -281,111 +292,111 @@ int settings_parse_args(struct settings *s, int argc, char **argv,
 	return 0;
 }
 
+#define USAGE_COL	31	/* where an option's text starts */
+#define USAGE_WIDTH	79
+
+/* One option of --help: @left, then @text wrapped beside it. */
+static void usage_entry(const char *left, const char *text)
+{
+	int col = printf("  %s", left);
+	const char *p = text;
+
+	if (col >= USAGE_COL - 1) {
+		putchar('\n');
+		col = 0;
+	}
+	while (*p) {
+		size_t room = USAGE_WIDTH - USAGE_COL, n = strlen(p);
+
+		if (n > room) {	/* break at the last space that fits, */
+			const char *open;
+
+			n = room;
+			while (n && p[n] != ' ')
+				n--;
+			/* but not inside "[evict no]" */
+			open = memrchr(p, '[', n);
+			if (open && !memchr(open, ']', n - (size_t)(open - p)) &&
+			    open > p)
+				n = (size_t)(open - p);
+			while (n && p[n - 1] == ' ')
+				n--;
+			if (!n)
+				n = room;
+		}
+		printf("%*s%.*s\n", USAGE_COL - col, "", (int)n, p);
+		col = 0;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+}
+
+/* A row's option column: "-p, --port=<num>", "    --shards=<n>", or for
+ * the TLS rows memcached sets with -o, "-o ssl_key=<file>". */
+static void usage_left(const struct setting_desc *d, char *out, size_t room)
+{
+	const char *eq = d->arg && !d->flag_value ? "=" : "";
+	const char *arg = d->arg && !d->flag_value ? d->arg : "";
+
+	if (d->opt > 0 && d->opt < 256 && d->longopt)
+		snprintf(out, room, "-%c, --%s%s%s", d->opt, d->longopt, eq,
+			 arg);
+	else if (d->longopt)
+		snprintf(out, room, "    --%s%s%s", d->longopt, eq, arg);
+	else if (!strncmp(d->name, "ssl_", 4))
+		snprintf(out, room, "-o %s%s%s", d->name,
+			 d->type == SETTING_BOOL ? "" : "=",
+			 d->type == SETTING_BOOL ? "" : arg);
+	else
+		snprintf(out, room, "   (config file) %s %s", d->name, arg);
+}
+
+static void usage_row(const struct setting_desc *d)
+{
+	char left[64], text[512], def[96] = "";
+
+	usage_left(d, left, sizeof(left));
+	if (d->def && !d->flag_value)
+		snprintf(def, sizeof(def), " (default: %s)", d->def);
+	if (d->flag_value)
+		snprintf(text, sizeof(text), "%s [%s %s]", d->help, d->name,
+			 d->flag_value);
+	else
+		snprintf(text, sizeof(text), "%s%s [%s]", d->help, def,
+			 d->name);
+	usage_entry(left, text);
+}
+
+static void usage_other(const struct cmdline_opt *o)
+{
+	char left[64];
+
+	if (o->longopt)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", o->opt,
+			 o->longopt, o->arg ? "=" : "", o->arg ? o->arg : "");
+	else
+		snprintf(left, sizeof(left), "-%c %s", o->opt,
+			 o->arg ? o->arg : "");
+	usage_entry(left, o->help);
+}
+
 void settings_usage(const char *prog)
 {
-	printf(
-"anchorkv %s - a memcached-compatible key-value server with ordered ranges\n"
-"\n"
-"usage: %s [options]\n"
-"\n"
-"Each option has a config-file directive (in brackets); precedence is\n"
-"built-in default < config file (-f) < command line.\n"
-"\n"
-"  -f, --config=<file>          read directives from <file> first\n"
-"  -p, --port=<num>             TCP port (default: 11211) [port]\n"
-"  -l, --listen=<addr>          addresses to listen on, comma separated,\n"
-"                               each host, host:port or [ipv6]:port; with\n"
-"                               -Z, notls:<addr> keeps one plain\n"
-"                               (default: 127.0.0.1) [listen]\n"
-"  -s, --unix-socket=<file>     UNIX socket; disables TCP, as memcached\n"
-"                               [unixsocket]\n"
-"  -a, --unix-mask=<mask>       UNIX socket mode, octal (default: 700)\n"
-"                               [unixsocket_perm]\n"
-"  -b, --listen-backlog=<num>   listen backlog (default: 1024)\n"
-"                               [listen_backlog]\n"
-"  -c, --conn-limit=<num>       max simultaneous connections (default: 1024)\n"
-"                               [max_connections]\n"
-"      --idle-timeout=<secs>    close idle connections (default: 0, never)\n"
-"                               [idle_timeout]\n"
-"  -t, --threads=<num>          worker threads (default: 4) [threads]\n"
-"  -m, --memory-limit=<num>     item memory in megabytes, or with a unit\n"
-"                               k/m/g; 0 for no limit (default: 64)\n"
-"                               [memory_limit]\n"
-"  -M, --disable-evictions      answer SERVER_ERROR out of memory instead\n"
-"                               of evicting [evict no]\n"
-"  -R, --max-reqs-per-event=<n> requests per connection per event\n"
-"                               (default: 20) [reqs_per_event]\n"
-"  -I, --max-item-size=<size>   largest item, 1k..1024m (default: 1m)\n"
-"                               [max_item_size]\n"
-"      --shards=<n>             store shards, a power of two, or auto\n"
-"                               (default: auto = threads) [shards]\n"
-"      --hash-power=<n>         log2 of the initial hash buckets over all\n"
-"                               shards (default: 16) [hash_power]\n"
-"      --range-max=<n>          cap of <count> in range commands\n"
-"                               (default: 10000) [range_max]\n"
-"  -C, --disable-cas            disable CAS [cas no]\n"
-"  -F, --disable-flush-all      disable flush_all [flush_enabled no]\n"
-"  -A, --enable-shutdown        enable the shutdown command\n"
-"                               [shutdown_enabled yes]\n"
-"  -Y, --auth-file=<file>       require a user and password from <file>\n"
-"                               (user:password lines) on every connection,\n"
-"                               as memcached's -Y (default: none) [auth_file]\n"
-"  -Z, --enable-ssl             TLS on every TCP listener (OpenSSL; TLS 1.2\n"
-"                               and 1.3) [ssl_enabled yes]; set with -o:\n"
-"         ssl_chain_cert=<file> certificate chain, PEM [ssl_chain_cert]\n"
-"         ssl_key=<file>        private key, when not in the chain file\n"
-"                               [ssl_key]\n"
-"         ssl_keyformat=1|2     key file format: 1 PEM, 2 DER (default: 1)\n"
-"                               [ssl_keyformat]\n"
-"         ssl_ca_cert=<file>    CAs whose client certificates are accepted\n"
-"                               [ssl_ca_cert]\n"
-"         ssl_verify_mode=0..3  client certificates: 0 none, 1 request,\n"
-"                               2 require, 3 once (default: 0)\n"
-"                               [ssl_verify_mode]\n"
-"         ssl_min_version=2|3   lowest TLS: 2 or tlsv1.2, 3 or tlsv1.3\n"
-"                               (default: 2) [ssl_min_version]\n"
-"         ssl_ciphers=<list>    OpenSSL cipher list for TLS 1.2\n"
-"                               [ssl_ciphers]\n"
-"         ssl_session_cache     server-side session resumption (default:\n"
-"                               off) [ssl_session_cache]\n"
-"         ssl_wbuf_size=<kb>    reply bytes gathered into one record\n"
-"                               (default: 16) [ssl_wbuf_size]\n"
-"         ssl_kernel_tls        kernel TLS offload when available\n"
-"                               [ssl_kernel_tls]\n"
-"         ssl_handshake_timeout=<secs>\n"
-"                               close a client whose handshake is not done\n"
-"                               by then (default: 5; 0 never)\n"
-"                               [ssl_handshake_timeout]\n"
-"  -e, --memory-file=<file>     warm restart: load <file> at start, write it\n"
-"                               at a graceful stop (SIGUSR1, shutdown\n"
-"                               graceful) [snapshot_file]\n"
-"      --snapshot-on-exit=yes|no\n"
-"                               SIGTERM and SIGINT write it too (default:\n"
-"                               no) [snapshot_on_exit]\n"
-"  -D <char>                    key prefix delimiter of stats detail, and\n"
-"                               turn its counting on (default: ':', off)\n"
-"  -v, --verbose                log connections; -vv also commands\n"
-"                               [verbosity]\n"
-"  -d, --daemon                 run as a daemon [daemonize yes]\n"
-"  -P, --pidfile=<file>         write the pid to <file> [pidfile]\n"
-"  -u, --user=<user>            when started as root, switch to <user>\n"
-"                               after binding (root without -u is allowed)\n"
-"                               [user]\n"
-"      --logfile=<file>         log to <file> instead of stderr [logfile]\n"
-"  -o, --extended=<opts>        memcached extended options: idle_timeout=N,\n"
-"                               hashpower=N, ssl_*; others are ignored\n"
-"                               with a warning\n"
-"  -S, --enable-sasl            the binary protocol only, with a SASL PLAIN\n"
-"                               login as a user of -Y's file [sasl yes]\n"
-"  -B, --protocol=<p>           auto (default: a connection's first byte\n"
-"                               decides), ascii, or binary; -Y implies\n"
-"                               ascii [protocol]\n"
-"  -U 0                         accepted for memcached compatibility\n"
-"                               (there is no UDP: -U other than 0 is refused)\n"
-"  -h, --help                   this text\n"
-"  -V, --version                print the version\n"
-"\n"
-"Exit status: 0 after a clean stop (SIGTERM, SIGINT, shutdown), 1 when\n"
-"start-up fails (invalid setting, cannot listen, ...).\n",
-	       ANCHORKV_VERSION, prog);
+	size_t i;
+
+	printf("anchorkv %s - a memcached-compatible key-value server with "
+	       "ordered ranges\n\nusage: %s [options]\n\n"
+	       "Each option has a config-file directive (in brackets); "
+	       "precedence is\nbuilt-in default < config file (-f) < command "
+	       "line.\n\n", ANCHORKV_VERSION, prog);
+	usage_other(&cmdline_only[0]);		/* -f first */
+	for (i = 0; i < SETTINGS_NR; i++)
+		usage_row(&setting_table[i]);
+	for (i = 1; i < ARRAY_SIZE(cmdline_only); i++)
+		if (cmdline_only[i].help)
+			usage_other(&cmdline_only[i]);
+	printf("\nExit status: 0 after a clean stop (SIGTERM, SIGINT, "
+	       "shutdown), 1 when\nstart-up fails (invalid setting, cannot "
+	       "listen, ...).\n");
 }

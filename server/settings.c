@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * settings.c - defaults, the table of settings, the config directives,
- * and the checks that need every setting (settings_finish()).
+ * settings.c - the table of settings, the defaults and checks made from
+ * it, the config directives, and the checks that need every setting
+ * (settings_finish()).
  *
  * Each setting is one row of setting_table: its config directive, its
- * command-line options, its parser, and a phrase saying what it expects.
- * The config-file parser (conf.c) and the command line (cmdline.c) both
- * go through setting_apply(), so they accept the same values and word
- * their errors the same way.
+ * command-line options, its type and bounds (or its own parser), its
+ * default written as the directive's value, and its help. settings_init()
+ * applies the defaults through the same parsers a config file goes
+ * through; the config-file parser (conf.c) and the command line
+ * (cmdline.c, which also prints --help from the rows) both go through
+ * setting_apply(), so they accept the same values and word their errors
+ * the same way, in words made from the row (setting_expect()).
  */
 #include "settings.h"
 
@@ -35,35 +39,6 @@ struct settings settings;
 #define HASH_SHARE_OF_LIMIT	64	/* first buckets: at most 1/64 of -m */
 #define ITEM_SIZE_MIN		1024u
 #define ITEM_SIZE_MAX		(1024u * 1024 * 1024)
-
-void settings_init(struct settings *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->port = 11211;
-	snprintf(s->listen, sizeof(s->listen), "%s", "127.0.0.1");
-	s->unixsocket_perm = 0700;
-	s->backlog = 1024;
-	s->maxconns = 1024;
-	s->idle_timeout = 0;
-	s->threads = 4;
-	s->maxbytes = 64u * 1024 * 1024;
-	s->evict = true;
-	s->reqs_per_event = 20;
-	s->prefix_delimiter = ':';
-	s->shards = 0;
-	s->hash_power = 16;
-	s->proto.item_size_max = 1024 * 1024;
-	s->proto.range_max = 10000;
-	s->proto.cas_enabled = true;
-	s->proto.flush_enabled = true;
-	s->proto.shutdown_enabled = false;
-	s->proto.verbose = 0;
-	s->tls.verify_mode = 0;
-	s->tls.min_version = 2;
-	s->tls.keyformat = 1;
-	s->tls.wbuf_size = 16 * 1024;
-	s->tls.handshake_timeout = 5;
-}
 
 /* ---- value parsers: 0 or -EINVAL, and @s untouched on failure ---- */
 
@@ -174,11 +149,6 @@ static int parse_string(const char *v, char *dst, size_t room)
 	return 0;
 }
 
-static int set_port(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 0, 65535, &s->port);
-}
-
 bool settings_notls(const char **addr, size_t *len)
 {
 	if (*len <= SETTINGS_NOTLS_LEN ||
@@ -266,11 +236,6 @@ static int set_listen(struct settings *s, const char *v)
 	return 0;
 }
 
-static int set_unixsocket(struct settings *s, const char *v)
-{
-	return parse_string(v, s->unixsocket, sizeof(s->unixsocket));
-}
-
 static int set_unixsocket_perm(struct settings *s, const char *v)
 {
 	unsigned int m = 0;
@@ -289,26 +254,6 @@ static int set_unixsocket_perm(struct settings *s, const char *v)
 	return 0;
 }
 
-static int set_backlog(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 1, 65535, &s->backlog);
-}
-
-static int set_maxconns(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 1, MAXCONNS_MAX, &s->maxconns);
-}
-
-static int set_idle_timeout(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 0, 86400 * 365, &s->idle_timeout);
-}
-
-static int set_threads(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 1, THREADS_MAX, &s->threads);
-}
-
 static int set_memory(struct settings *s, const char *v)
 {
 	uint64_t n;
@@ -318,16 +263,6 @@ static int set_memory(struct settings *s, const char *v)
 		return -EINVAL;
 	s->maxbytes = (size_t)n;
 	return 0;
-}
-
-static int set_evict(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->evict);
-}
-
-static int set_reqs_per_event(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 1, 1u << 30, &s->reqs_per_event);
 }
 
 static int set_shards(struct settings *s, const char *v)
@@ -344,12 +279,6 @@ static int set_shards(struct settings *s, const char *v)
 	return 0;
 }
 
-static int set_hash_power(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, HASH_POWER_MIN, HASH_POWER_MAX,
-				&s->hash_power);
-}
-
 static int set_item_size_max(struct settings *s, const char *v)
 {
 	uint64_t n;
@@ -359,26 +288,6 @@ static int set_item_size_max(struct settings *s, const char *v)
 		return -EINVAL;
 	s->proto.item_size_max = (size_t)n;
 	return 0;
-}
-
-static int set_range_max(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 1, RANGE_MAX_MAX, &s->proto.range_max);
-}
-
-static int set_cas(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->proto.cas_enabled);
-}
-
-static int set_flush(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->proto.flush_enabled);
-}
-
-static int set_shutdown(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->proto.shutdown_enabled);
 }
 
 static int set_verbosity(struct settings *s, const char *v)
@@ -391,36 +300,6 @@ static int set_verbosity(struct settings *s, const char *v)
 	return 0;
 }
 
-static int set_daemonize(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->daemonize);
-}
-
-static int set_pidfile(struct settings *s, const char *v)
-{
-	return parse_string(v, s->pidfile, sizeof(s->pidfile));
-}
-
-static int set_user(struct settings *s, const char *v)
-{
-	return parse_string(v, s->user, sizeof(s->user));
-}
-
-static int set_logfile(struct settings *s, const char *v)
-{
-	return parse_string(v, s->logfile, sizeof(s->logfile));
-}
-
-static int set_snapshot_file(struct settings *s, const char *v)
-{
-	return parse_string(v, s->snapshot_file, sizeof(s->snapshot_file));
-}
-
-static int set_snapshot_on_exit(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->snapshot_on_exit);
-}
-
 /* The file itself is read at start-up (server/auth.c), not here. */
 static int set_auth_file(struct settings *s, const char *v)
 {
@@ -428,11 +307,6 @@ static int set_auth_file(struct settings *s, const char *v)
 		return -EINVAL;
 	return parse_string(v, s->auth_file, sizeof(s->auth_file));
 }
-static int set_sasl(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->proto.sasl);
-}
-
 /* -B: memcached's words for its binding protocol */
 static int set_protocol(struct settings *s, const char *v)
 {
@@ -448,36 +322,6 @@ static int set_protocol(struct settings *s, const char *v)
 	return 0;
 }
 
-static int set_tls(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->tls.enabled);
-}
-
-static int set_ssl_chain_cert(struct settings *s, const char *v)
-{
-	return parse_string(v, s->tls.chain_cert, sizeof(s->tls.chain_cert));
-}
-
-static int set_ssl_key(struct settings *s, const char *v)
-{
-	return parse_string(v, s->tls.key, sizeof(s->tls.key));
-}
-
-static int set_ssl_ca_cert(struct settings *s, const char *v)
-{
-	return parse_string(v, s->tls.ca_cert, sizeof(s->tls.ca_cert));
-}
-
-static int set_ssl_ciphers(struct settings *s, const char *v)
-{
-	return parse_string(v, s->tls.ciphers, sizeof(s->tls.ciphers));
-}
-
-static int set_ssl_verify_mode(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 0, 3, &s->tls.verify_mode);
-}
-
 /* memcached's numbers (2, 3) or the names it prints (tlsv1.2, tlsv1.3);
  * TLS 1.0 and 1.1 (memcached's 0 and 1) are not offered */
 static int set_ssl_min_version(struct settings *s, const char *v)
@@ -491,11 +335,6 @@ static int set_ssl_min_version(struct settings *s, const char *v)
 	return 0;
 }
 
-static int set_ssl_keyformat(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 1, 2, &s->tls.keyformat);
-}
-
 /* kilobytes, as memcached's */
 static int set_ssl_wbuf_size(struct settings *s, const char *v)
 {
@@ -507,100 +346,217 @@ static int set_ssl_wbuf_size(struct settings *s, const char *v)
 	return 0;
 }
 
-static int set_ssl_session_cache(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->tls.session_cache);
-}
-
-static int set_ssl_kernel_tls(struct settings *s, const char *v)
-{
-	return parse_bool(v, &s->tls.kernel_tls);
-}
-
-static int set_ssl_handshake_timeout(struct settings *s, const char *v)
-{
-	return parse_uint_range(v, 0, 3600, &s->tls.handshake_timeout);
-}
+/*
+ * The row helpers: a field's offset, checked at compile time to be of the
+ * type its row reads (a row cannot write an int through an unsigned).
+ */
+#define FIELD_OF(f, type)						\
+	(offsetof(struct settings, f) +					\
+	 0 * sizeof(char[__builtin_types_compatible_p(			\
+		__typeof__(((struct settings *)0)->f), type) ? 1 : -1]))
+#define UINT(f, lo, hi)	.type = SETTING_UINT, .off = FIELD_OF(f, unsigned int), \
+			.min = (lo), .max = (hi)
+#define BOOL(f)		.type = SETTING_BOOL, .off = FIELD_OF(f, bool)
+#define STRING(f)	.type = SETTING_STRING, .off = offsetof(struct settings, f), \
+			.room = sizeof(((struct settings *)0)->f)
+#define OTHER(fn)	.type = SETTING_OTHER, .set = (fn)
 
 const struct setting_desc setting_table[] = {
-	{ "port", 'p', "port", NULL, set_port,
-	  "a port number 0..65535" },
-	{ "listen", 'l', "listen", NULL, set_listen,
-	  "addresses separated by commas: host, host:port, [ipv6]:port" },
-	{ "unixsocket", 's', "unix-socket", NULL, set_unixsocket,
-	  "a path of at most 107 bytes" },
-	{ "unixsocket_perm", 'a', "unix-mask", NULL, set_unixsocket_perm,
-	  "an octal mode such as 700" },
-	{ "listen_backlog", 'b', "listen-backlog", NULL, set_backlog,
-	  "an integer 1..65535" },
-	{ "max_connections", 'c', "conn-limit", NULL, set_maxconns,
-	  "an integer 1..1000000" },
+	/* network */
+	{ "port", 'p', "port", NULL, UINT(port, 0, 65535), .def = "11211",
+	  .arg = "<num>", .help = "TCP port; 0 turns TCP off" },
+	{ "listen", 'l', "listen", NULL, OTHER(set_listen),
+	  .def = "127.0.0.1", .arg = "<addr>",
+	  .expect = "addresses separated by commas: host, host:port, "
+		    "[ipv6]:port",
+	  .help = "addresses to listen on, comma separated, each host, "
+		  "host:port or [ipv6]:port; with -Z, notls:<addr> keeps one "
+		  "plain" },
+	{ "unixsocket", 's', "unix-socket", NULL, STRING(unixsocket),
+	  .arg = "<file>", .help = "UNIX socket; disables TCP, as memcached" },
+	{ "unixsocket_perm", 'a', "unix-mask", NULL, OTHER(set_unixsocket_perm),
+	  .def = "700", .arg = "<mask>", .expect = "an octal mode such as 700",
+	  .help = "UNIX socket mode, octal" },
+	{ "listen_backlog", 'b', "listen-backlog", NULL, UINT(backlog, 1, 65535),
+	  .def = "1024", .arg = "<num>", .help = "listen backlog" },
+	{ "max_connections", 'c', "conn-limit", NULL,
+	  UINT(maxconns, 1, MAXCONNS_MAX), .def = "1024", .arg = "<num>",
+	  .help = "max simultaneous connections" },
 	{ "idle_timeout", OPT_IDLE_TIMEOUT, "idle-timeout", NULL,
-	  set_idle_timeout, "seconds, 0 for never" },
-	{ "threads", 't', "threads", NULL, set_threads,
-	  "an integer 1..512" },
-	{ "memory_limit", 'm', "memory-limit", NULL, set_memory,
-	  "megabytes, or a size with a unit such as 512k, 64m or 2g" },
-	{ "evict", 'M', "disable-evictions", "no", set_evict,
-	  "yes or no" },
+	  UINT(idle_timeout, 0, 86400 * 365), .def = "0", .arg = "<secs>",
+	  .help = "close connections idle this many seconds; 0 never" },
+	/* threads and memory */
+	{ "threads", 't', "threads", NULL, UINT(threads, 1, THREADS_MAX),
+	  .def = "4", .arg = "<num>", .help = "worker threads" },
+	{ "memory_limit", 'm', "memory-limit", NULL, OTHER(set_memory),
+	  .def = "64", .arg = "<num>",
+	  .expect = "megabytes, or a size with a unit such as 512k, 64m or 2g",
+	  .help = "item memory in megabytes, or with a unit k/m/g; 0 for no "
+		  "limit" },
+	{ "evict", 'M', "disable-evictions", "no", BOOL(evict), .def = "yes",
+	  .help = "answer SERVER_ERROR out of memory instead of evicting" },
 	{ "reqs_per_event", 'R', "max-reqs-per-event", NULL,
-	  set_reqs_per_event, "an integer 1..1073741824" },
-	{ "shards", OPT_SHARDS, "shards", NULL, set_shards,
-	  "auto, or a power of two 1..4096" },
-	{ "hash_power", OPT_HASH_POWER, "hash-power", NULL, set_hash_power,
-	  "an integer 8..30" },
-	{ "max_item_size", 'I', "max-item-size", NULL, set_item_size_max,
-	  "a size from 1k to 1024m, such as 1m or 4096" },
-	{ "range_max", OPT_RANGE_MAX, "range-max", NULL, set_range_max,
-	  "an integer 1..1000000" },
-	{ "cas", 'C', "disable-cas", "no", set_cas, "yes or no" },
-	{ "flush_enabled", 'F', "disable-flush-all", "no", set_flush,
-	  "yes or no" },
-	{ "shutdown_enabled", 'A', "enable-shutdown", "yes", set_shutdown,
-	  "yes or no" },
-	{ "verbosity", 0, NULL, NULL, set_verbosity, "an integer 0..3" },
-	{ "daemonize", 'd', "daemon", "yes", set_daemonize, "yes or no" },
-	{ "pidfile", 'P', "pidfile", NULL, set_pidfile,
-	  "a path of at most 1023 bytes" },
-	{ "user", 'u', "user", NULL, set_user, "a user name" },
-	{ "logfile", OPT_LOGFILE, "logfile", NULL, set_logfile,
-	  "a path of at most 1023 bytes" },
-	{ "auth_file", 'Y', "auth-file", NULL, set_auth_file,
-	  "the path of a file of user:password lines" },
-	{ "protocol", 'B', "protocol", NULL, set_protocol,
-	  "auto, ascii or binary" },
-	{ "sasl", 'S', "enable-sasl", "yes", set_sasl, "yes or no" },
-	{ "snapshot_file", 'e', "memory-file", NULL, set_snapshot_file,
-	  "a path of at most 1023 bytes" },
+	  UINT(reqs_per_event, 1, 1u << 30), .def = "20", .arg = "<n>",
+	  .help = "requests per connection per event" },
+	{ "shards", OPT_SHARDS, "shards", NULL, OTHER(set_shards),
+	  .def = "auto", .arg = "<n>",
+	  .expect = "auto, or a power of two 1..4096",
+	  .help = "store shards, a power of two, or auto: as many as the "
+		  "threads" },
+	{ "hash_power", OPT_HASH_POWER, "hash-power", NULL,
+	  UINT(hash_power, HASH_POWER_MIN, HASH_POWER_MAX), .def = "16",
+	  .arg = "<n>",
+	  .help = "log2 of the initial hash buckets over all shards" },
+	{ "max_item_size", 'I', "max-item-size", NULL, OTHER(set_item_size_max),
+	  .def = "1m", .arg = "<size>",
+	  .expect = "a size from 1k to 1024m, such as 1m or 4096",
+	  .help = "largest item, 1k..1024m" },
+	{ "range_max", OPT_RANGE_MAX, "range-max", NULL,
+	  UINT(proto.range_max, 1, RANGE_MAX_MAX), .def = "10000",
+	  .arg = "<n>", .help = "cap of <count> in range commands" },
+	{ "cas", 'C', "disable-cas", "no", BOOL(proto.cas_enabled),
+	  .def = "yes", .help = "disable CAS" },
+	{ "flush_enabled", 'F', "disable-flush-all", "no",
+	  BOOL(proto.flush_enabled), .def = "yes",
+	  .help = "disable flush_all" },
+	{ "shutdown_enabled", 'A', "enable-shutdown", "yes",
+	  BOOL(proto.shutdown_enabled), .def = "no",
+	  .help = "enable the shutdown command" },
+	{ "verbosity", 0, NULL, NULL, OTHER(set_verbosity), .def = "0",
+	  .arg = "<n>", .expect = "an integer 0..3",
+	  .help = "0 start, stop and errors; 1 also connections; 2 (or 3) "
+		  "also commands and each read and write; -v and -vv set 1 "
+		  "and 2" },
+	/* process */
+	{ "daemonize", 'd', "daemon", "yes", BOOL(daemonize), .def = "no",
+	  .help = "run as a daemon" },
+	{ "pidfile", 'P', "pidfile", NULL, STRING(pidfile), .arg = "<file>",
+	  .help = "write the pid to <file>" },
+	{ "user", 'u', "user", NULL, STRING(user), .arg = "<user>",
+	  .expect = "a user name",
+	  .help = "when started as root, switch to <user> after binding "
+		  "(root without -u is allowed)" },
+	{ "logfile", OPT_LOGFILE, "logfile", NULL, STRING(logfile),
+	  .arg = "<file>", .help = "log to <file> instead of stderr" },
+	/* security */
+	{ "auth_file", 'Y', "auth-file", NULL, OTHER(set_auth_file),
+	  .arg = "<file>",
+	  .expect = "the path of a file of user:password lines",
+	  .help = "require a user and password from <file> (user:password "
+		  "lines) on every connection, as memcached's -Y" },
+	{ "protocol", 'B', "protocol", NULL, OTHER(set_protocol),
+	  .def = "auto", .arg = "<p>", .expect = "auto, ascii or binary",
+	  .help = "auto (a connection's first byte decides), ascii, or "
+		  "binary; -Y implies ascii" },
+	{ "sasl", 'S', "enable-sasl", "yes", BOOL(proto.sasl), .def = "no",
+	  .help = "the binary protocol only, with a SASL PLAIN login as a "
+		  "user of -Y's file" },
+	/* warm restart */
+	{ "snapshot_file", 'e', "memory-file", NULL, STRING(snapshot_file),
+	  .arg = "<file>",
+	  .help = "warm restart: load <file> at start, write it at a "
+		  "graceful stop (SIGUSR1, shutdown graceful)" },
 	{ "snapshot_on_exit", OPT_SNAPSHOT_ON_EXIT, "snapshot-on-exit", NULL,
-	  set_snapshot_on_exit, "yes or no" },
-	{ "ssl_enabled", 'Z', "enable-ssl", "yes", set_tls, "yes or no" },
-	{ "ssl_chain_cert", 0, NULL, NULL, set_ssl_chain_cert,
-	  "a path of at most 1023 bytes" },
-	{ "ssl_key", 0, NULL, NULL, set_ssl_key,
-	  "a path of at most 1023 bytes" },
-	{ "ssl_ca_cert", 0, NULL, NULL, set_ssl_ca_cert,
-	  "a path of at most 1023 bytes" },
-	{ "ssl_ciphers", 0, NULL, NULL, set_ssl_ciphers,
-	  "an OpenSSL cipher list of at most 511 bytes" },
-	{ "ssl_verify_mode", 0, NULL, NULL, set_ssl_verify_mode,
-	  "0 (none), 1 (request), 2 (require) or 3 (once)" },
-	{ "ssl_min_version", 0, NULL, NULL, set_ssl_min_version,
-	  "2 or tlsv1.2, 3 or tlsv1.3" },
-	{ "ssl_keyformat", 0, NULL, NULL, set_ssl_keyformat,
-	  "1 (PEM) or 2 (DER)" },
-	{ "ssl_wbuf_size", 0, NULL, NULL, set_ssl_wbuf_size,
-	  "kilobytes 1..1024" },
-	{ "ssl_session_cache", 0, NULL, NULL, set_ssl_session_cache,
-	  "yes or no" },
-	{ "ssl_kernel_tls", 0, NULL, NULL, set_ssl_kernel_tls,
-	  "yes or no" },
-	{ "ssl_handshake_timeout", 0, NULL, NULL, set_ssl_handshake_timeout,
-	  "seconds 0..3600, 0 for none" },
+	  BOOL(snapshot_on_exit), .def = "no", .arg = "yes|no",
+	  .help = "SIGTERM and SIGINT write it too" },
+	/* TLS: -Z, and memcached's -o ssl_*=... */
+	{ "ssl_enabled", 'Z', "enable-ssl", "yes", BOOL(tls.enabled),
+	  .def = "no",
+	  .help = "TLS on every TCP listener (OpenSSL; TLS 1.2 and 1.3), set "
+		  "up with the -o ssl_* options below" },
+	{ "ssl_chain_cert", 0, NULL, NULL, STRING(tls.chain_cert),
+	  .arg = "<file>", .help = "certificate chain, PEM" },
+	{ "ssl_key", 0, NULL, NULL, STRING(tls.key), .arg = "<file>",
+	  .help = "private key, when not in the chain file" },
+	{ "ssl_ca_cert", 0, NULL, NULL, STRING(tls.ca_cert), .arg = "<file>",
+	  .help = "CAs whose client certificates are accepted" },
+	{ "ssl_ciphers", 0, NULL, NULL, STRING(tls.ciphers), .arg = "<list>",
+	  .expect = "an OpenSSL cipher list of at most 511 bytes",
+	  .help = "OpenSSL cipher list for TLS 1.2" },
+	{ "ssl_verify_mode", 0, NULL, NULL, UINT(tls.verify_mode, 0, 3),
+	  .def = "0", .arg = "0..3",
+	  .help = "client certificates: 0 none, 1 request, 2 require, 3 "
+		  "once" },
+	{ "ssl_min_version", 0, NULL, NULL, OTHER(set_ssl_min_version),
+	  .def = "2", .arg = "2|3", .expect = "2 or tlsv1.2, 3 or tlsv1.3",
+	  .help = "lowest TLS: 2 or tlsv1.2, 3 or tlsv1.3" },
+	{ "ssl_keyformat", 0, NULL, NULL, UINT(tls.keyformat, 1, 2),
+	  .def = "1", .arg = "1|2", .help = "key file format: 1 PEM, 2 DER" },
+	{ "ssl_wbuf_size", 0, NULL, NULL, OTHER(set_ssl_wbuf_size),
+	  .def = "16", .arg = "<kb>", .expect = "kilobytes 1..1024",
+	  .help = "reply bytes gathered into one record, kilobytes" },
+	{ "ssl_session_cache", 0, NULL, NULL, BOOL(tls.session_cache),
+	  .def = "no", .help = "server-side session resumption" },
+	{ "ssl_kernel_tls", 0, NULL, NULL, BOOL(tls.kernel_tls), .def = "no",
+	  .help = "kernel TLS offload when available" },
+	{ "ssl_handshake_timeout", 0, NULL, NULL,
+	  UINT(tls.handshake_timeout, 0, 3600), .def = "5", .arg = "<secs>",
+	  .help = "close a client whose handshake is not done by then; 0 "
+		  "never" },
 };
+
+#undef FIELD_OF
+#undef UINT
+#undef BOOL
+#undef STRING
+#undef OTHER
 
 _Static_assert(ARRAY_SIZE(setting_table) == SETTINGS_NR,
 	       "SETTINGS_NR counts the rows of setting_table");
+
+/* Set @d from @v by its type. Return: 0, or -EINVAL with @s untouched. */
+static int setting_parse(struct settings *s, const struct setting_desc *d,
+			 const char *v)
+{
+	char *field = (char *)s + d->off;
+	unsigned int n;
+
+	switch (d->type) {
+	case SETTING_UINT:
+		if (parse_uint_range(v, d->min, d->max, &n))
+			return -EINVAL;
+		memcpy(field, &n, sizeof(n));
+		return 0;
+	case SETTING_BOOL:
+		return parse_bool(v, (bool *)field);
+	case SETTING_STRING:
+		return parse_string(v, field, d->room);
+	case SETTING_OTHER:
+		return d->set(s, v);
+	}
+	return -EINVAL;
+}
+
+void setting_expect(const struct setting_desc *d, char *out, size_t room)
+{
+	if (d->expect)
+		snprintf(out, room, "%s", d->expect);
+	else if (d->type == SETTING_UINT)
+		snprintf(out, room, "an integer %u..%u", d->min, d->max);
+	else if (d->type == SETTING_BOOL)
+		snprintf(out, room, "yes or no");
+	else if (d->type == SETTING_STRING)
+		snprintf(out, room, "a path of at most %zu bytes",
+			 d->room - 1);
+	else	/* every OTHER row words its own (test_conf checks) */
+		snprintf(out, room, "a valid value");
+}
+
+void settings_init(struct settings *s)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->prefix_delimiter = ':';	/* -D's, not a directive */
+	for (i = 0; i < SETTINGS_NR; i++) {
+		const struct setting_desc *d = &setting_table[i];
+
+		/* a default its own row refuses is a bug (test_conf) */
+		if (d->def && setting_parse(s, d, d->def))
+			abort();
+	}
+	s->binding_set = false;		/* the default is not -B given */
+}
 
 const struct setting_desc *setting_by_name(const char *name)
 {
@@ -657,19 +613,20 @@ int setting_apply(struct settings *s, const struct setting_desc *d,
 			 const char *value, const char *opt, char *err,
 			 size_t errlen)
 {
-	char q[256];
+	char q[256], expect[160];
 
-	if (d->set(s, value) == 0)
+	if (setting_parse(s, d, value) == 0)
 		return 0;
 	setting_quote(value, q, sizeof(q));
+	setting_expect(d, expect, sizeof(expect));
 	if (opt && *opt)
 		snprintf(err, errlen,
 			 "invalid value for %s (%s): \"%s\" (expected %s)",
-			 d->name, opt, q, d->expect);
+			 d->name, opt, q, expect);
 	else
 		snprintf(err, errlen,
 			 "invalid value for %s: \"%s\" (expected %s)",
-			 d->name, q, d->expect);
+			 d->name, q, expect);
 	return -EINVAL;
 }
 

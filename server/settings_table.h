@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * settings_table.h - the table of settings, shared by settings.c (the
- * table, its value parsers, the config directives) and cmdline.c (the
- * command line built from it). Private to those two: everyone else
- * includes settings.h.
+ * table, its value parsers, the defaults, the config directives) and
+ * cmdline.c (the command line and --help built from it), and read by
+ * test_conf (every row whole, and named in the docs with its default).
+ * Everyone else includes settings.h.
  */
 #ifndef ANCHORKV_SETTINGS_TABLE_H
 #define ANCHORKV_SETTINGS_TABLE_H
@@ -22,13 +23,38 @@ enum {
 	OPT_SNAPSHOT_ON_EXIT,
 };
 
+/* How a row's value is read (setting_apply()). */
+enum setting_type {
+	SETTING_UINT,		/* an unsigned int, a decimal min..max */
+	SETTING_BOOL,		/* a bool: yes/no, on/off, true/false, 1/0 */
+	SETTING_STRING,		/* a char array of room bytes, no controls */
+	SETTING_OTHER,		/* its own parser, set() */
+};
+
+/*
+ * A setting, once: everything else (the defaults, the range checks, the
+ * error messages, getopt's lists, --help) is made from its row, and
+ * test_ops checks that conf/anchorkv.conf, the man page and
+ * docs/configuration.md name every row with its default.
+ */
 struct setting_desc {
 	const char *name;		/* config directive */
 	int opt;			/* short option, OPT_*, or 0 */
 	const char *longopt;		/* long option or NULL */
 	const char *flag_value;		/* option takes no argument: it sets this */
-	int (*set)(struct settings *s, const char *v);
-	const char *expect;		/* for error messages */
+	enum setting_type type;
+	size_t off;			/* UINT, BOOL, STRING: the field's offset
+					 * in struct settings */
+	size_t room;			/* STRING: the field's bytes */
+	unsigned int min, max;		/* UINT: the accepted values */
+	int (*set)(struct settings *s, const char *v);	/* OTHER */
+	const char *def;		/* the default, as the directive's value
+					 * (settings_init() applies it); NULL:
+					 * none, the field stays zero */
+	const char *expect;		/* the messages' "expected ..."; NULL:
+					 * made from the type and bounds */
+	const char *arg;		/* --help: the option's argument, or NULL */
+	const char *help;		/* --help: what it does */
 };
 
 #define SETTINGS_NR	40	/* rows of setting_table (checked in settings.c) */
@@ -51,6 +77,14 @@ const struct setting_desc *setting_by_name(const char *name);
  * Return: the row, or NULL.
  */
 const struct setting_desc *setting_by_opt(int opt);
+
+/**
+ * setting_expect() - what a row accepts, in words, for a message
+ * @d:    the row
+ * @out:  the text, NUL terminated
+ * @room: bytes at @out
+ */
+void setting_expect(const struct setting_desc *d, char *out, size_t room);
 
 /**
  * setting_quote() - a user's value made printable and short, for a message

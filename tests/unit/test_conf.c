@@ -11,7 +11,10 @@
  *     refuses the rest with "ORIGIN:LINE: ... DIRECTIVE ..." (sizes are
  *     checked against a separate model of the k/m/g rules);
  *   - the command line overrides the file, and names the flag in errors;
- *   - any bytes at all give 0 or an error message, never a crash (ASan).
+ *   - any bytes at all give 0 or an error message, never a crash (ASan);
+ *   - every row of the settings table is whole (help, argument, words for
+ *     its messages) and conf/anchorkv.conf, docs/configuration.md and the
+ *     man page name it with its default.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,6 +26,7 @@
 #include "check.h"
 #include "conf.h"
 #include "settings.h"
+#include "settings_table.h"
 
 static char err[1024];
 
@@ -607,6 +611,157 @@ static void test_random(void)
 	CHECK(all_ok);
 }
 
+/* The file at @path (relative to the top of the tree), NUL terminated. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Whether @p starts with @word followed by a space, a tab or the end. */
+static bool word_at(const char *p, const char *word)
+{
+	size_t n = strlen(word);
+
+	return !strncmp(p, word, n) &&
+	       (p[n] == ' ' || p[n] == '\t' || p[n] == '\n' || !p[n]);
+}
+
+/*
+ * conf/anchorkv.conf: a line "name WANT", active or commented out (the
+ * active lines repeat the defaults: test_shipped_conf), or for a setting
+ * without a default (@want NULL) a commented example "# name ...".
+ */
+static bool conf_names(const char *conf, const char *name, const char *want)
+{
+	const char *line;
+
+	for (line = conf; line && *line; line = strchr(line, '\n'),
+	     line = line ? line + 1 : NULL) {
+		const char *p = line;
+
+		if (!strncmp(p, "# ", 2) && (want || word_at(p + 2, name)))
+			p += 2;
+		if (!word_at(p, name))
+			continue;
+		if (!want)
+			return true;
+		p += strlen(name);
+		while (*p == ' ')
+			p++;
+		if (word_at(p, want))
+			return true;
+	}
+	return false;
+}
+
+/* docs/configuration.md: the table row "| `name` | flag | WANT | ...". */
+static bool md_names(const char *md, const char *name, const char *want)
+{
+	char head[80];
+	const char *row, *col;
+	int i;
+
+	snprintf(head, sizeof(head), "\n| `%s` |", name);
+	row = strstr(md, head);
+	if (!row || !want)
+		return row != NULL;
+	for (col = row + 1, i = 0; i < 2 && col; i++)	/* the third column */
+		col = strchr(col + 1, '|');
+	if (!col)
+		return false;
+	while (*++col == ' ')
+		;
+	return word_at(col, want) || (!strncmp(col, want, strlen(want)) &&
+				      col[strlen(want)] == ' ');
+}
+
+/*
+ * docs/man/anchorkv.1: an entry (from one .TP to the next) names the
+ * directive in brackets, and says its default unless an option without
+ * argument sets it.
+ */
+static bool man_names(const char *man, const struct setting_desc *d)
+{
+	char tag[80], def[120];
+	const char *at, *start, *end;
+
+	snprintf(tag, sizeof(tag), "[%s", d->name);
+	for (at = strstr(man, tag); at; at = strstr(at + 1, tag))
+		if (at[strlen(tag)] == ']' || at[strlen(tag)] == ' ')
+			break;
+	if (!at)
+		return false;
+	if (!d->def || d->flag_value)
+		return true;
+	for (start = at; start > man && strncmp(start, "\n.TP", 4); start--)
+		;
+	end = strstr(at, "\n.TP");
+	if (!end)
+		end = at + strlen(at);
+	snprintf(def, sizeof(def), "default %s", d->def);
+	at = strstr(start, def);
+	return at && at < end;
+}
+
+static void test_docs_name_every_row(void)
+{
+	char *conf = slurp("conf/anchorkv.conf");
+	char *md = slurp("docs/configuration.md");
+	char *man = slurp("docs/man/anchorkv.1");
+	size_t i;
+
+	CHECK(conf && md && man);
+	if (man) {	/* roff's escaped hyphens, plain */
+		char *r = man, *w = man;
+
+		for (; *r; r++)
+			if (!(r[0] == '\\' && r[1] == '-'))
+				*w++ = *r;
+		*w = '\0';
+	}
+	for (i = 0; i < SETTINGS_NR && conf && md && man; i++) {
+		const struct setting_desc *d = &setting_table[i];
+		const char *want = d->def;
+		char expect[160];
+
+		CHECK_MSG(d->help && *d->help, "%s: no help", d->name);
+		CHECK_MSG(d->flag_value || d->type == SETTING_BOOL || d->arg,
+			  "%s: no argument for --help", d->name);
+		CHECK_MSG(d->type != SETTING_OTHER || d->expect,
+			  "%s: no words for its messages", d->name);
+		setting_expect(d, expect, sizeof(expect));
+		CHECK(*expect);
+		CHECK_MSG(conf_names(conf, d->name, want), "conf/anchorkv.conf "
+			  "has no line \"%s %s\"", d->name, want ? want : "...");
+		CHECK_MSG(md_names(md, d->name, want), "docs/configuration.md "
+			  "has no row `%s` with default %s", d->name,
+			  want ? want : "(any)");
+		CHECK_MSG(man_names(man, d), "docs/man/anchorkv.1 does not "
+			  "name [%s]%s%s", d->name,
+			  d->def && !d->flag_value ? " with default " : "",
+			  d->def && !d->flag_value ? d->def : "");
+	}
+	free(conf);
+	free(md);
+	free(man);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -619,5 +774,6 @@ int main(void)
 	test_tls_settings();
 	test_finish();
 	test_random();
+	test_docs_name_every_row();
 	return check_report();
 }
