@@ -209,7 +209,7 @@ run: deps
 
 # make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=] [LOGROTATEDIR=]:
 # the daemon and the cli, the config (kept if one is there already), the
-# man pages, the systemd unit (its paths and LimitNOFILE filled in) and
+# man pages, the systemd unit (its paths filled in) and
 # the logrotate file. make uninstall takes them away again, the config
 # only if unchanged.
 PREFIX       ?= /usr/local
@@ -219,10 +219,6 @@ CONFDIR       = $(SYSCONFDIR)/anchorkv
 MAN1DIR       = $(PREFIX)/share/man/man1
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
 LOGROTATEDIR ?= /etc/logrotate.d
-# descriptors for the unit: max_connections + settings_reserved_fds()
-# (server/settings.h), as the daemon asks at start; test_ops compares
-NOFILE = $(shell awk '$$1 == "max_connections" { c = $$2 } $$1 == "threads" { t = $$2 } \
-	   END { print (c ? c : 1024) + 2 * (t ? t : 4) + 64 }' conf/anchorkv.conf)
 
 install: build/anchorkv build/anchorkv-cli
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(MAN1DIR) \
@@ -236,7 +232,7 @@ install: build/anchorkv build/anchorkv-cli
 	fi
 	install -m 644 docs/man/anchorkv.1 docs/man/anchorkv-cli.1 $(DESTDIR)$(MAN1DIR)/
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
-	    -e 's|@NOFILE@|$(NOFILE)|g' conf/anchorkv.service \
+	    conf/anchorkv.service \
 	    > $(DESTDIR)$(UNITDIR)/anchorkv.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/anchorkv.service
 	install -m 644 conf/anchorkv.logrotate $(DESTDIR)$(LOGROTATEDIR)/anchorkv
