@@ -206,8 +206,8 @@ void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
 
 	if (!sp->strs)
 		return;
-	__atomic_fetch_add(&s->map_readers, 1, __ATOMIC_SEQ_CST);
-	m = map_load(s);
+	__atomic_fetch_add(&s->parts.readers, 1, __ATOMIC_SEQ_CST);
+	m = map_load(&s->parts);
 	i = map_find_span(m, sp, reverse);
 	for (;;) {
 		struct dead_seen seen = { .n = 0 };
@@ -215,9 +215,9 @@ void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
 		enum part_walk end;
 
 		part_lock(p);
-		if (map_load(s) != m) {
+		if (map_load(&s->parts) != m) {
 			part_unlock(p);
-			m = map_load(s);
+			m = map_load(&s->parts);
 			i = map_find_span(m, sp, reverse);
 			continue;
 		}
@@ -236,7 +236,7 @@ void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
 			i = reverse ? i - 1 : i + 1;
 		}
 	}
-	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&s->parts.readers, 1, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -275,15 +275,15 @@ bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n)
 	uint64_t sum = 0;
 	bool ok = true;
 
-	__atomic_fetch_add(&s->map_readers, 1, __ATOMIC_SEQ_CST);
-	m = map_load(s);
+	__atomic_fetch_add(&s->parts.readers, 1, __ATOMIC_SEQ_CST);
+	m = map_load(&s->parts);
 	first = map_find_span(m, sp, false);
 	last = map_find_span(m, sp, true);
 	for (i = first; ok && i <= last; i++) {
 		struct part *p = m->parts[i];
 
 		part_lock(p);
-		if (map_load(s) != m || p->count > UINT16_MAX)
+		if (map_load(&s->parts) != m || p->count > UINT16_MAX)
 			ok = false;
 		else if (i != first && i != last)
 			sum += p->count;
@@ -294,7 +294,7 @@ bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n)
 					i == first ? &sp->slo : &open, false));
 		part_unlock(p);
 	}
-	__atomic_fetch_sub(&s->map_readers, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&s->parts.readers, 1, __ATOMIC_SEQ_CST);
 	if (ok)
 		*n += sum;
 	return ok;

@@ -19,7 +19,8 @@
  * @arg:     @fn's
  *
  * SLICE_ITEMS entries per partition lock hold. The walk counts itself in
- * map_readers, so no map it reads is freed under it (part_split()); when
+ * parts.readers, so no map it reads is freed under it
+ * (parts_free_unread_locked()); when
  * the map changes between two slices (a split), it finds its place again
  * in the new one from where @sp resumes.
  *

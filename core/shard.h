@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shard.h - the store's private parts: struct store, struct shard and
- * struct part, the key reference, the dead list and the helpers that
- * store.c, store_life.c, evict.c, expire.c, the ordered walks (span.c,
+ * shard.h - the store's private parts: struct store and struct shard,
+ * the key reference, the dead list and the helpers that store.c,
+ * store_life.c, evict.c, expire.c, the ordered walks (span.c,
  * range_str.c, range.c) and store_check.c share, with shard.c's
- * functions (the indexes' and the partitions' own operations, which call
- * none of those files). Not for users of the store: they include store.h.
+ * functions (one shard's indexes' own operations, which call none of
+ * those files). The partitions, the string keys' order over every shard,
+ * are part.h's (part.c knows nothing of shards). Not for users of the
+ * store: they include store.h.
  *
  * Lock order: a shard lock, then a partition lock; never the other way.
  * A thread holds at most one shard lock and at most one partition lock at
@@ -58,9 +60,11 @@
  * shard it is given held and opens with ak_lock_assert_held() on it (a
  * check in the sanitizer and fuzz builds, nothing in a release build).
  * One exception names the lock it expects in its comment and asserts it:
- * part_walk_locked() expects a partition lock. A helper that expects the
- * store's split mutex says so in its name (part_merge_under_split()); the
- * others say in their Context line what they take.
+ * part_walk_locked() expects a partition lock. The partitions' own
+ * _locked helpers (part.h) expect the item's shard lock as these do; one
+ * that expects the split mutex says so in its name
+ * (part_merge_under_split()); the others say in their Context line what
+ * they take.
  */
 #ifndef ANCHORKV_SHARD_H
 #define ANCHORKV_SHARD_H
@@ -78,11 +82,11 @@
 #include "hash.h"
 #include "htable.h"
 #include "lock.h"
+#include "part.h"
 #include "radix_tree.h"
 #include "rbtree.h"
 
 #define CACHE_LINE		64
-#define PARTS_MAX		4096	/* partitions of the string order */
 #define EPOCH_UNSET		INT64_MIN
 
 /*
@@ -164,52 +168,10 @@ struct shard {
 
 #define GHOST_WAYS		8
 
-/*
- * A partition of the string keys' order: the rbtree of the string items
- * whose keys fall in it, over every shard. The partitions split the order
- * by key range: each holds the keys from its lower bound (lo, fixed for
- * its life; the first partition has none) up to the next one's. One that
- * grows past store->part_max items splits in two (part_split()); two
- * neighbours that hold at most half that between them merge into the
- * lower one (part_merge_under_split(), from store_tidy_partitions()),
- * and the upper one is freed with the map that listed it.
- */
-struct part {
-	struct ak_lock lock;
-	/* guarded by lock */
-	struct rb_root tree;		/* string items in memcmp order */
-	struct rb_node *last;		/* tree's rightmost node, NULL if empty */
-	uint64_t count;			/* items in tree */
-	/* immutable once the partition is in a map */
-	struct part *retired;		/* merged away: the next one to free */
-	uint64_t lo_pfx;		/* key_prefix() of lo */
-	uint8_t nlo;			/* 0: the first partition, no bound */
-	char lo[KEY_MAX_LENGTH];
-};
-
-/*
- * The partitions in key order. A map is never changed: a split publishes
- * a new one (store->map) and retires the old, which is freed once no
- * thread can still read it (part_split(): every shard lock taken once,
- * and no string walk under way).
- */
-struct part_map {
-	unsigned int n;
-	struct part_map *retired;	/* the next retired map */
-	struct part *parts[];
-};
-
 struct store {
 	struct store_config cfg;
 	struct shard *shards;
-	struct part_map *map;		/* atomic: the current partitions */
-	uint64_t part_max;		/* items a partition splits above */
-	unsigned int map_readers;	/* atomic: string walks under way */
-	pthread_mutex_t split_lock;	/* serialises part_split() */
-	struct part_map *retired;	/* under split_lock: maps to free */
-	struct part *retired_parts;	/* under split_lock: to free too */
-	uint64_t splits;		/* under split_lock */
-	uint64_t merges;		/* under split_lock */
+	struct parts parts;		/* the string keys' order (part.h) */
 	void *mem;			/* the block holding store and shards */
 	unsigned int shard_bits;
 	uint32_t shard_mask;
@@ -275,8 +237,9 @@ static inline void dead_push(struct dead_list *dead, struct item *it)
 }
 
 #ifdef AK_LOCK_DEBUG
-/* shard.c: the shard and partition locks this thread holds (lock order) */
-extern __thread unsigned int ak_shards_held, ak_parts_held;
+/* shard.c: the shard locks this thread holds (lock order; part.h has
+ * the partition locks') */
+extern __thread unsigned int ak_shards_held;
 #endif
 
 static inline void shard_lock(struct shard *sh)
@@ -295,106 +258,6 @@ static inline void shard_unlock(struct shard *sh)
 	ak_shards_held--;
 #endif
 	ak_lock_release(&sh->lock);
-}
-
-static inline void part_lock(struct part *p)
-{
-#ifdef AK_LOCK_DEBUG
-	assert(!ak_parts_held);	/* one partition lock at a time */
-	ak_parts_held++;
-#endif
-	ak_lock_acquire(&p->lock);
-}
-
-/* A second partition lock: only a merge, the upper of two neighbours. */
-static inline void part_lock_nested(struct part *p)
-{
-#ifdef AK_LOCK_DEBUG
-	assert(ak_parts_held == 1);
-	ak_parts_held++;
-#endif
-	ak_lock_acquire(&p->lock);
-}
-
-static inline void part_unlock(struct part *p)
-{
-#ifdef AK_LOCK_DEBUG
-	ak_parts_held--;
-#endif
-	ak_lock_release(&p->lock);
-}
-
-/*
- * The first 8 bytes of a key, zero-padded, as a big-endian number: two
- * keys whose prefixes differ are in the order of their prefixes
- * (key_bytes_cmp()); equal prefixes say nothing.
- */
-static inline uint64_t key_prefix(const char *key, size_t nkey)
-{
-	uint64_t v = 0;
-
-	memcpy(&v, key, nkey < 8 ? nkey : 8);
-	return be64toh(v);
-}
-
-/* The subtree size of the item at @n (0: none), modulo 2^16. */
-static inline uint16_t node_subtree(const struct rb_node *n)
-{
-	return n ? rb_entry(n, struct item, rbnode)->subtree : 0;
-}
-
-/* The current partitions; see struct part_map for how long they stay. */
-static inline struct part_map *map_load(const struct store *s)
-{
-	return __atomic_load_n(&s->map, __ATOMIC_SEQ_CST);
-}
-
-/* Index in @m of the partition that holds string key @key. */
-static inline unsigned int map_find(const struct part_map *m,
-				    const char *key, size_t nkey)
-{
-	unsigned int lo = 1, hi = m->n;
-	uint64_t pfx;
-
-	if (hi <= 1)
-		return 0;	/* one partition: no prefix to compute */
-	pfx = key_prefix(key, nkey);
-	/* the last partition whose lower bound is at or below the key */
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-		const struct part *p = m->parts[mid];
-		bool below = p->lo_pfx != pfx ? p->lo_pfx < pfx :
-			key_bytes_cmp(p->lo, p->nlo, key, nkey) <= 0;
-
-		if (below)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo - 1;
-}
-
-/*
- * Lock the partition that holds string key @key. The map read may be old
- * by the time the lock is taken; a split publishes its map before it
- * drops the lock of the partition it split, so if the map is still the
- * one read, the partition found is the key's.
- * Context: a shard lock is held (it keeps the map read alive, see
- * part_split()); takes the partition lock.
- * Return: the partition, locked.
- */
-static inline struct part *part_lock_key(const struct store *s,
-					 const char *key, size_t nkey)
-{
-	for (;;) {
-		struct part_map *m = map_load(s);
-		struct part *p = m->parts[map_find(m, key, nkey)];
-
-		part_lock(p);
-		if (likely(map_load(s) == m))
-			return p;
-		part_unlock(p);
-	}
 }
 
 /* iflags writers hold the shard lock; readers may not, hence the atomics */
@@ -713,16 +576,13 @@ static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
 	mem_add(s, delta);
 }
 
-/* shard.c: a string item in its partition's rbtree (the partition lock
- * is taken inside: the item's shard lock is held); the partitions */
-bool order_insert_locked(struct store *s, struct shard *sh, struct item *it);
-void order_replace_locked(struct store *s, struct shard *sh,
-			  struct item *old, struct item *it);
-void order_erase_locked(struct store *s, struct shard *sh, struct item *it);
-struct part *part_new(const char *lo, size_t nlo);
-void part_split(struct store *s, const char *key, size_t nkey);
-unsigned int parts_tidy(struct store *s, unsigned int max);
-void parts_free_retired(struct store *s);
+/*
+ * store_life.c: free the partitions' retired maps once no store can read
+ * them: every shard lock taken once, then parts_free_unread_locked().
+ * Context: no lock held; takes the split mutex, then each shard lock in
+ * turn.
+ */
+void store_parts_reclaim(struct store *s);
 
 /*
  * An item put on a shard's indexes in place of another, or of none
@@ -894,10 +754,10 @@ static inline int item_link_locked(struct store *s, struct shard *sh,
 	} else if (old) {
 		htable_replace(&sh->ht, &old->hnode, &it->hnode, l->k->hash);
 		hands_forget_locked(sh, old, it);
-		order_replace_locked(s, sh, old, it);
+		part_replace_locked(&s->parts, old, it);
 	} else {
 		htable_add(&sh->ht, &it->hnode, l->k->hash);
-		l->split = order_insert_locked(s, sh, it);
+		l->split = part_insert_locked(&s->parts, it);
 	}
 	queues_link_locked(s, sh, l);
 	if (old) {

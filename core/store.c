@@ -260,7 +260,8 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		if (grow_queues)
 			queues_grow(s, sh);
 		if (c->split) {
-			part_split(s, split_key, c->k.nkey);
+			if (part_split(&s->parts, split_key, c->k.nkey))
+				store_parts_reclaim(s);
 			c->split = false;
 		}
 		if (ret != STORE_NO_MEMORY || !c->short_by)

@@ -106,7 +106,7 @@ static bool check_hand_locked(const struct shard *sh,
  */
 static bool part_holds(const struct store *s, const struct item *it)
 {
-	struct part *p = part_lock_key(s, item_key(it), it->nkey);
+	struct part *p = part_lock_key(&s->parts, item_key(it), it->nkey);
 	const struct rb_node *n;
 	bool found = false;
 
@@ -133,7 +133,7 @@ static bool part_holds(const struct store *s, const struct item *it)
 static int check_parts(struct store *s, uint64_t *total, char *why,
 		       size_t len)
 {
-	const struct part_map *m = map_load(s);
+	const struct part_map *m = map_load(&s->parts);
 	unsigned int i;
 
 	*total = 0;

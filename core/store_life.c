@@ -58,11 +58,11 @@ void store_stats(struct store *s, struct store_stats *st)
 	st->nshards = s->cfg.nshards;
 	st->expire_checked = READ_ONCE(s->expire_checked);
 	st->expire_reclaimed = READ_ONCE(s->expire_reclaimed);
-	pthread_mutex_lock(&s->split_lock);	/* the map stays */
-	st->partitions = s->map->n;
-	st->partition_splits = s->splits;
-	st->partition_merges = s->merges;
-	pthread_mutex_unlock(&s->split_lock);
+	pthread_mutex_lock(&s->parts.split_lock);	/* the map stays */
+	st->partitions = s->parts.map->n;
+	st->partition_splits = s->parts.splits;
+	st->partition_merges = s->parts.merges;
+	pthread_mutex_unlock(&s->parts.split_lock);
 }
 
 int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st)
@@ -121,7 +121,26 @@ void store_stats_reset(struct store *s)
 
 unsigned int store_tidy_partitions(struct store *s, unsigned int max)
 {
-	return parts_tidy(s, max);
+	unsigned int done = parts_tidy(&s->parts, max);
+
+	if (done)
+		store_parts_reclaim(s);
+	return done;
+}
+
+void store_parts_reclaim(struct store *s)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&s->parts.split_lock);
+	/* a store holds its shard lock while it reads the map: once every
+	 * shard lock has been free, none reads a map retired before */
+	for (i = 0; i < s->cfg.nshards; i++) {
+		shard_lock(&s->shards[i]);
+		shard_unlock(&s->shards[i]);
+	}
+	parts_free_unread_locked(&s->parts);
+	pthread_mutex_unlock(&s->parts.split_lock);
 }
 
 struct store *store_create(const struct store_config *cfg)
@@ -158,17 +177,9 @@ struct store *store_create(const struct store_config *cfg)
 	pthread_mutex_init(&s->flush_lock, NULL);
 
 	/* one partition of the string order, holding all of it */
-	s->part_max = cfg->part_max ? cfg->part_max : PART_MAX_DEFAULT;
-	pthread_mutex_init(&s->split_lock, NULL);
-	s->map = ak_malloc(sizeof(*s->map) + sizeof(s->map->parts[0]));
-	if (!s->map)
+	if (parts_init(&s->parts, cfg->part_max ? cfg->part_max :
+			PART_MAX_DEFAULT))
 		goto err_destroy_store;
-	s->map->n = 0;
-	s->map->retired = NULL;
-	s->map->parts[0] = part_new("", 0);
-	if (!s->map->parts[0])
-		goto err_destroy_store;
-	s->map->n = 1;
 
 	for (i = 0; i < n; i++, ok++) {
 		struct shard *sh = &s->shards[i];
@@ -206,18 +217,7 @@ void store_destroy(struct store *s)
 
 	if (!s)
 		return;
-	for (i = 0; s->map && i < s->map->n; i++) {
-		struct part *p = s->map->parts[i];
-		struct item *it, *next;
-
-		/* postorder: each item is put after the walk has left it */
-		rbtree_postorder_for_each_entry_safe(it, next, &p->tree, rbnode)
-			item_put(it);
-		ak_free(p);
-	}
-	ak_free(s->map);
-	parts_free_retired(s);
-	pthread_mutex_destroy(&s->split_lock);
+	parts_destroy(&s->parts);
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
 		struct radix_tree_iter iter;
