@@ -11,7 +11,7 @@
  *   proto_data.c       the data block reader of the storage commands
  *   proto_retrieval.c  get, gets, gat, gats; the VALUE line of a hit
  *   proto_storage.c    set, add, replace, append, prepend, cas
- *   proto_keys.c       delete, incr, decr, touch
+ *   proto_update.c     delete, incr, decr, touch
  *   proto_admin.c      flush_all, verbosity, cache_memlimit, shutdown,
  *                      stats, debug
  *   proto_dump.c       lru_crawler metadump and mgdump, stats cachedump
@@ -304,7 +304,7 @@ static inline void proto_count_lookup(struct proto_stats *st, bool touch,
 size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len);
 proto_cmd_fn proto_update;
 
-/* proto_keys.c; arith's arg: true for incr */
+/* proto_update.c; arith's arg: true for incr */
 proto_cmd_fn proto_delete;
 proto_cmd_fn proto_arith;
 proto_cmd_fn proto_touch;

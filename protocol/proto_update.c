@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * proto_keys.c - the commands on one key that take no data block: delete, incr,
- * decr, touch.
+ * proto_update.c - the commands that change one key and take no data
+ * block: delete, incr, decr, touch. (The commands that list keys, keys
+ * and the ranges, are proto_range.c's.)
  */
 #include "proto_cmd.h"
 
