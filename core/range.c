@@ -110,14 +110,14 @@ static void shard_walk(struct store *s, struct shard *sh,
 	} while (!done);
 }
 
-/* The shard walks' visitors are the string walks' (range_str_fn() ...). */
+/* The shard walks' visitors are the string walks' (span_collect_fn() ...). */
 static bool range_fn(struct store *s, struct shard *sh, struct item *it,
 		     void *arg, struct dead_list *dead)
 {
 	(void)s;
 	(void)sh;
 	(void)dead;
-	return range_str_fn(it, arg);
+	return span_collect_fn(it, arg);
 }
 
 static bool count_fn(struct store *s, struct shard *sh, struct item *it,
@@ -126,7 +126,7 @@ static bool count_fn(struct store *s, struct shard *sh, struct item *it,
 	(void)s;
 	(void)sh;
 	(void)dead;
-	return count_str_fn(it, arg);
+	return span_count_fn(it, arg);
 }
 
 static bool delete_fn(struct store *s, struct shard *sh, struct item *it,
@@ -319,7 +319,7 @@ static int range_ints(struct store *s, struct span *ints, bool reverse,
 	} else {
 		for (i = 0; i < ia.n; i++) {
 			if (got >= 0)
-				acc_copy_key(acc, its[i]);
+				span_acc_copy_key(acc, its[i]);
 			item_put(its[i]);
 		}
 		if (its != stack)
@@ -348,7 +348,7 @@ static int range_collect(struct store *s, const struct store_bound *from,
 	ints.strs = false;
 	base.ints = false;
 	if (reverse) {
-		strs_walk(s, &base, true, range_str_fn, acc);
+		strs_walk(s, &base, true, span_collect_fn, acc);
 		if (acc->n == acc->max)
 			return (int)acc->n;
 	}
@@ -358,7 +358,7 @@ static int range_collect(struct store *s, const struct store_bound *from,
 		return -ENOMEM;
 	}
 	if (!reverse && acc->n < acc->max)
-		strs_walk(s, &base, false, range_str_fn, acc);
+		strs_walk(s, &base, false, span_collect_fn, acc);
 	return (int)acc->n;
 }
 
@@ -429,7 +429,7 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
 			return n;
 	}
 	base.ints = false;
-	strs_walk(s, &base, false, count_str_fn, &n);
+	strs_walk(s, &base, false, span_count_fn, &n);
 	return n;
 }
 
@@ -449,7 +449,7 @@ uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 	while (base.strs) {
 		struct range_acc acc = { buf, 0, SLICE_ITEMS, NULL };
 
-		strs_walk(s, &base, false, range_str_fn, &acc);
+		strs_walk(s, &base, false, span_collect_fn, &acc);
 		for (i = 0; i < acc.n; i++) {
 			n += item_drop_held(s, buf[i], true);
 			item_put(buf[i]);

@@ -80,7 +80,7 @@ void span_exclude_str(struct span *sp, const struct item *it, bool lo)
 }
 
 /* Copy the key of @it, seen under a lock, to the next entry of keys mode. */
-void acc_copy_key(struct range_acc *acc, const struct item *it)
+void span_acc_copy_key(struct range_acc *acc, const struct item *it)
 {
 	struct store_key *k = &acc->keys[acc->n++];
 
@@ -89,12 +89,12 @@ void acc_copy_key(struct range_acc *acc, const struct item *it)
 	k->binary = READ_ONCE(it->iflags) & ITEM_KEY_BINARY;
 }
 
-bool range_str_fn(struct item *it, void *arg)
+bool span_collect_fn(struct item *it, void *arg)
 {
 	struct range_acc *acc = arg;
 
 	if (acc->keys) {
-		acc_copy_key(acc, it);
+		span_acc_copy_key(acc, it);
 	} else {
 		item_get(it);
 		acc->buf[acc->n++] = it;
@@ -102,7 +102,7 @@ bool range_str_fn(struct item *it, void *arg)
 	return acc->n < acc->max;
 }
 
-bool count_str_fn(struct item *it, void *arg)
+bool span_count_fn(struct item *it, void *arg)
 {
 	(void)it;
 	(*(uint64_t *)arg)++;

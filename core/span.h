@@ -104,22 +104,22 @@ bool span_init(struct span *sp, const struct store_bound *from,
 void span_exclude_str(struct span *sp, const struct item *it, bool lo);
 
 /**
- * acc_copy_key() - the key of @it into the next entry of a keys-mode
+ * span_acc_copy_key() - the key of @it into the next entry of a keys-mode
  * accumulator
  * @acc: the accumulator (keys set, n below max)
  * @it:  the item
  *
  * Context: the lock under which @it was seen is held; no reference taken.
  */
-void acc_copy_key(struct range_acc *acc, const struct item *it);
+void span_acc_copy_key(struct range_acc *acc, const struct item *it);
 
 /*
- * The visitors of a string walk (str_fn): range_str_fn() puts each item
+ * The visitors of a string walk (str_fn): span_collect_fn() puts each item
  * into the struct range_acc @arg (a reference taken, or its key copied in
- * keys mode) and stops when it is full; count_str_fn() adds one to the
+ * keys mode) and stops when it is full; span_count_fn() adds one to the
  * uint64_t @arg. Context: the partition lock of the walk is held.
  */
-bool range_str_fn(struct item *it, void *arg);
-bool count_str_fn(struct item *it, void *arg);
+bool span_collect_fn(struct item *it, void *arg);
+bool span_count_fn(struct item *it, void *arg);
 
 #endif /* ANCHORKV_SPAN_H */
