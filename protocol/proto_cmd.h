@@ -136,7 +136,10 @@ enum proto_cmd {
 /*
  * A command's handler: @l is the whole line split on spaces (the command
  * word is tok[0]) and holds as many tokens as the command's row allows;
- * @arg is the row's.
+ * @arg is the row's. It answers through pc->out (or, with noreply, not)
+ * and may move the engine to another state (PROTO_DATA for a data block,
+ * PROTO_DUMP, PROTO_CLOSED). Every handler below: Context: the
+ * connection's worker thread, no lock held; the store takes its own.
  */
 typedef void proto_cmd_fn(struct proto_conn *pc, const struct parse_line *l,
 			  int arg);
@@ -248,9 +251,44 @@ size_t proto_bin_command(struct proto_conn *pc, const char *buf, size_t len);
 #define VALUE_CAS	0x1u	/* proto_value(): the cas unique too */
 #define VALUE_LISTED	0x2u	/* a range reply: a key stored as base64
 				 * goes encoded, " b" at the line's end */
+/**
+ * proto_value() - queue one VALUE reply: its line, the value and "\r\n"
+ * @pc:  the connection
+ * @it:  the item; the caller's reference passes to the reply queue
+ * @how: VALUE_CAS, VALUE_LISTED
+ *
+ * Small values are copied, larger ones queued by reference (reply.h).
+ * Context: worker thread; no lock held.
+ */
 void proto_value(struct proto_conn *pc, struct item *it, unsigned int how);
+
+/**
+ * proto_get_begin() - start a get line (get, gets, gat, gats) after its
+ * command word
+ * @pc:   the connection
+ * @kind: an enum get_kind
+ * @p:    the rest of the line, or of what has arrived of it
+ * @end:  its end
+ * @eol:  whether the line's end is in (else PROTO_GET_CONT takes the rest)
+ *
+ * Each key is answered as it is read, so a get line of any length costs
+ * no buffer.
+ * Context: worker thread; no lock held.
+ * Return: how far the bytes were used, or NULL when a gat's exptime is
+ * itself cut (the caller waits for more).
+ */
 const char *proto_get_begin(struct proto_conn *pc, int kind, const char *p,
 			    const char *end, bool eol);
+
+/**
+ * proto_get_cont() - PROTO_GET_CONT: go on with a get line's keys
+ * @pc:  the connection
+ * @buf: the bytes at hand
+ * @len: their number
+ *
+ * Context: worker thread; no lock held.
+ * Return: bytes used.
+ */
 size_t proto_get_cont(struct proto_conn *pc, const char *buf, size_t len);
 
 /*
@@ -300,9 +338,21 @@ static inline void proto_count_lookup(struct proto_stats *st, bool touch,
 	}
 }
 
-/* proto_storage.c; arg: the enum store_op */
+/* proto_storage.c */
+/**
+ * proto_set_fast() - the usual set, line and data block at once
+ * @pc:  the connection (PROTO_CMD)
+ * @buf: the bytes at hand, from the line's first
+ * @len: their number
+ *
+ * Takes a "set" line that parse_set_fast() accepts and whose whole data
+ * block is in @buf: the value goes straight into the item, stored while
+ * the key is at hand. Anything else is left to the general path.
+ * Context: worker thread; no lock held.
+ * Return: bytes used; 0 when the general path must read the line.
+ */
 size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len);
-proto_cmd_fn proto_update;
+proto_cmd_fn proto_store;	/* arg: the enum store_op */
 
 /* proto_update.c; arith's arg: true for incr */
 proto_cmd_fn proto_delete;
@@ -317,7 +367,17 @@ proto_cmd_fn proto_lru_crawler;
 proto_cmd_fn proto_snapshot;
 proto_cmd_fn proto_refresh_certs;
 
-/* proto_dump.c: the key dumps (PROTO_DUMP) */
+/*
+ * proto_dump.c: the key dumps (lru_crawler metadump and mgdump: a handler
+ * above, then PROTO_DUMP). proto_stats_cachedump() answers "stats
+ * cachedump <class> <limit>" (@l: its line) at once. proto_dump_step()
+ * queues the next batch of a dump in progress, in key order, and ends it
+ * (its END line, the engine back in PROTO_CMD) after the last; the
+ * connection calls it while the reply queue has room. proto_dump_release()
+ * frees a dump's state (a closing connection, or the dump's end).
+ * Context: worker thread; no lock held (the store's range walk takes its
+ * own).
+ */
 void proto_stats_cachedump(struct proto_conn *pc, const struct parse_line *l);
 void proto_dump_step(struct proto_conn *pc);
 void proto_dump_release(struct proto_conn *pc);
@@ -373,7 +433,19 @@ proto_cmd_fn proto_ms;
 proto_cmd_fn proto_md;
 proto_cmd_fn proto_ma;
 
-/* proto_auth.c */
+/**
+ * proto_auth_command() - PROTO_CMD before a -Y login (proto_auth.c)
+ * @pc:  the connection, not yet authenticated
+ * @buf: the bytes at hand
+ * @len: their number
+ *
+ * As memcached 1.6: only "set <key> <flags> <exptime> <bytes>" whose data
+ * is "<user> <password>" is read; anything else is answered
+ * "CLIENT_ERROR unauthenticated". A login counts in auth_cmds, a failed
+ * one in auth_errors (not slowed down, as memcached's are not).
+ * Context: worker thread; no lock held.
+ * Return: bytes used; 0 while the request is incomplete (or closing).
+ */
 size_t proto_auth_command(struct proto_conn *pc, const char *buf, size_t len);
 
 #endif /* ANCHORKV_PROTO_CMD_H */

@@ -15,7 +15,7 @@
  * and the engine goes to PROTO_SWALLOW (or PROTO_CLOSED).
  */
 static __attribute__((always_inline)) inline struct item *
-proto_update_alloc(struct proto_conn *pc, const struct parse_store *st,
+proto_store_alloc(struct proto_conn *pc, const struct parse_store *st,
 		   enum store_op op)
 {
 	struct proto_ctx *ctx = pc->ctx;
@@ -47,22 +47,22 @@ proto_update_alloc(struct proto_conn *pc, const struct parse_store *st,
 	return NULL;
 }
 
-static void proto_update_done(struct proto_conn *pc, struct item *it);
+static void proto_store_done(struct proto_conn *pc, struct item *it);
 
-/* As proto_update_alloc(), then PROTO_DATA fills the item. */
-static void proto_update_begin(struct proto_conn *pc,
+/* As proto_store_alloc(), then PROTO_DATA fills the item. */
+static void proto_store_begin(struct proto_conn *pc,
 			       const struct parse_store *st, enum store_op op)
 {
-	struct item *it = proto_update_alloc(pc, st, op);
+	struct item *it = proto_store_alloc(pc, st, op);
 
 	if (!it)
 		return;
 	pc->pending_op = op;
 	pc->pending_cas = st->cas;
-	proto_data_begin(pc, it, (size_t)st->bytes + 2, proto_update_done);
+	proto_data_begin(pc, it, (size_t)st->bytes + 2, proto_store_done);
 }
 
-void proto_update(struct proto_conn *pc, const struct parse_line *l, int arg)
+void proto_store(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	enum store_op op = (enum store_op)arg;
 	struct parse_store st;
@@ -77,7 +77,7 @@ void proto_update(struct proto_conn *pc, const struct parse_line *l, int arg)
 		proto_reply(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
 		return;
 	}
-	proto_update_begin(pc, &st, op);
+	proto_store_begin(pc, &st, op);
 }
 
 /*
@@ -87,7 +87,7 @@ void proto_update(struct proto_conn *pc, const struct parse_line *l, int arg)
  * key, which it copies from the item before the store takes the item).
  */
 static __attribute__((always_inline)) inline void
-proto_update_store(struct proto_conn *pc, struct item *it, enum store_op op,
+proto_store_item(struct proto_conn *pc, struct item *it, enum store_op op,
 		   uint64_t cas, const char *line_key)
 {
 	struct proto_ctx *ctx = pc->ctx;
@@ -143,9 +143,9 @@ proto_update_store(struct proto_conn *pc, struct item *it, enum store_op op,
 }
 
 /* The block of a storage command read by the general path is in. */
-static void proto_update_done(struct proto_conn *pc, struct item *it)
+static void proto_store_done(struct proto_conn *pc, struct item *it)
 {
-	proto_update_store(pc, it, (enum store_op)pc->pending_op,
+	proto_store_item(pc, it, (enum store_op)pc->pending_op,
 			   pc->pending_cas, NULL);
 }
 
@@ -166,13 +166,13 @@ size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len)
 	pc->noreply = st.noreply;
 	total = (size_t)st.bytes + 2;
 	if (len - n < total) {
-		proto_update_begin(pc, &st, STORE_OP_SET);
+		proto_store_begin(pc, &st, STORE_OP_SET);
 		return n;
 	}
-	it = proto_update_alloc(pc, &st, STORE_OP_SET);
+	it = proto_store_alloc(pc, &st, STORE_OP_SET);
 	if (!it)
 		return n;	/* PROTO_SWALLOW takes the block */
 	memcpy(item_value(it), buf + n, total);
-	proto_update_store(pc, it, STORE_OP_SET, 0, st.key);
+	proto_store_item(pc, it, STORE_OP_SET, 0, st.key);
 	return n + total;
 }
