@@ -51,14 +51,7 @@
 #define LOGIN_MAX	(24u + 250u + 8192u)	/* -S: an Auth read whole */
 
 struct harness {
-	struct store *store;
-	struct proto_settings set;
-	struct proto_ctx ctx;
-	struct proto_conn pc;
-	struct growbuf in;
-	struct growbuf out;
-	unsigned int max_reqs;
-	bool closed;
+	struct fuzz_conn c;
 };
 
 static const struct proto_hooks fuzz_hooks = {
@@ -68,48 +61,37 @@ static const struct proto_hooks fuzz_hooks = {
 
 static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 {
-	memset(h, 0, sizeof(*h));
-	h->store = fuzz_store();
-	h->set.binding = PROTO_BIND_BINARY;
-	h->set.item_size_max = FUZZ_ITEM_MAX;
-	h->set.range_max = 1000;
-	h->set.cas_enabled = !(opts & 1);
-	h->set.flush_enabled = !(opts & 2);
-	h->set.sasl = h->set.auth_enabled = opts & 4;
-	h->ctx.store = h->store;
-	h->ctx.settings = &h->set;
-	h->ctx.hooks = &fuzz_hooks;
-	h->ctx.hook_arg = h;
-	h->max_reqs = max_reqs;
-	proto_conn_init(&h->pc, &h->ctx);
+	fuzz_conn_init(&h->c, PROTO_BIND_BINARY, max_reqs);
+	h->c.set.cas_enabled = !(opts & 1);
+	h->c.set.flush_enabled = !(opts & 2);
+	h->c.set.sasl = h->c.set.auth_enabled = opts & 4;
+	fuzz_conn_start(&h->c, &fuzz_hooks, h);
 }
 
 static void h_fini(struct harness *h)
 {
-	fuzz_conn_end(&h->pc, &h->ctx, h->store);
-	free(h->in.p);
-	free(h->out.p);
+	fuzz_conn_fini(&h->c);
 }
 
 static void h_run(struct harness *h)
 {
-	if (fuzz_pump(&h->pc, &h->in, &h->out, h->max_reqs)) {
-		h->closed = true;
-		h->in.len = 0;
+	if (fuzz_pump(&h->c.pc, &h->c.in, &h->c.out, h->c.max_reqs)) {
+		h->c.closed = true;
+		h->c.in.len = 0;
 		return;
 	}
 	/* property 3 */
-	FUZZ_CHECK(h->in.len < (h->set.sasl ? LOGIN_MAX : HEAD_MAX),
-		   "%zu bytes left unconsumed", h->in.len);
-	FUZZ_CHECK(h->pc.state == PROTO_CMD || h->in.len == 0,
-		   "%zu bytes left in state %d", h->in.len, (int)h->pc.state);
+	FUZZ_CHECK(h->c.in.len < (h->c.set.sasl ? LOGIN_MAX : HEAD_MAX),
+		   "%zu bytes left unconsumed", h->c.in.len);
+	FUZZ_CHECK(h->c.pc.state == PROTO_CMD || h->c.in.len == 0,
+		   "%zu bytes left in state %d", h->c.in.len, (int)h->c.pc.state);
 }
 
 static void h_feed(struct harness *h, const uint8_t *p, size_t len)
 {
-	if (h->closed || !len)
+	if (h->c.closed || !len)
 		return;
-	growbuf_add(&h->in, p, len);
+	growbuf_add(&h->c.in, p, len);
 	h_run(h);
 }
 
@@ -179,10 +161,10 @@ static void check_output(const struct growbuf *out, const uint8_t *data,
 static void compare(const char *how, const struct harness *a,
 		    const struct harness *b)
 {
-	FUZZ_CHECK(a->out.len == b->out.len &&
-		   (!a->out.len || !memcmp(a->out.p, b->out.p, a->out.len)),
-		   "%s: %zu bytes written, whole: %zu", how, b->out.len,
-		   a->out.len);
+	FUZZ_CHECK(a->c.out.len == b->c.out.len &&
+		   (!a->c.out.len || !memcmp(a->c.out.p, b->c.out.p, a->c.out.len)),
+		   "%s: %zu bytes written, whole: %zu", how, b->c.out.len,
+		   a->c.out.len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -202,7 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	h_init(&whole, t[3], 0);
 	h_feed(&whole, data, len);
-	check_output(&whole.out, data, len, false);
+	check_output(&whole.c.out, data, len, false);
 
 	h_init(&split, t[3], t[2] & 3);
 	h_feed(&split, data, cut);
@@ -222,7 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ak_alloc_fail_after((long)(cut % 256));
 		h_feed(&faulty, data, len);
 		ak_alloc_fail_after(-1);
-		check_output(&faulty.out, data, len, faulty.closed);
+		check_output(&faulty.c.out, data, len, faulty.c.closed);
 		h_fini(&faulty);
 	}
 

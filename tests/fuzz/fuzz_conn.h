@@ -7,6 +7,7 @@
 #define ANCHORKV_FUZZ_CONN_H
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -57,6 +58,49 @@ static inline struct store *fuzz_store(void)
 		FUZZ_FAIL("store_create failed");
 	store_set_time(s, FUZZ_T0);
 	return s;
+}
+
+/*
+ * One connection of the protocol engine, with its store and what it was
+ * sent and wrote: the part of a target's harness every target shares.
+ */
+struct fuzz_conn {
+	struct store *store;
+	struct proto_settings set;
+	struct proto_ctx ctx;
+	struct proto_conn pc;
+	struct growbuf in;	/* received, not consumed */
+	struct growbuf out;	/* everything written */
+	unsigned int max_reqs;	/* -R */
+	bool closed;
+};
+
+/*
+ * A fresh store and the settings every target shares (small items, a
+ * range cap of 1000); the target sets its own options in fc->set, then
+ * calls fuzz_conn_start().
+ */
+static inline void fuzz_conn_init(struct fuzz_conn *fc,
+				  enum proto_binding binding,
+				  unsigned int max_reqs)
+{
+	memset(fc, 0, sizeof(*fc));
+	fc->store = fuzz_store();
+	fc->set.binding = binding;
+	fc->set.item_size_max = FUZZ_ITEM_MAX;
+	fc->set.range_max = 1000;
+	fc->max_reqs = max_reqs;
+}
+
+/* The connection opens, with the target's hooks (@arg: theirs). */
+static inline void fuzz_conn_start(struct fuzz_conn *fc,
+				   const struct proto_hooks *hooks, void *arg)
+{
+	fc->ctx.store = fc->store;
+	fc->ctx.settings = &fc->set;
+	fc->ctx.hooks = hooks;
+	fc->ctx.hook_arg = arg;
+	proto_conn_init(&fc->pc, &fc->ctx);
 }
 
 /*
@@ -135,6 +179,14 @@ static inline void fuzz_conn_end(struct proto_conn *pc, struct proto_ctx *ctx,
 	if (store_check_invariants(store, why, sizeof(why)))
 		FUZZ_FAIL("store invariants: %s", why);
 	store_destroy(store);
+}
+
+/* fuzz_conn_end() of @fc, and its buffers freed. */
+static inline void fuzz_conn_fini(struct fuzz_conn *fc)
+{
+	fuzz_conn_end(&fc->pc, &fc->ctx, fc->store);
+	free(fc->in.p);
+	free(fc->out.p);
 }
 
 #endif /* ANCHORKV_FUZZ_CONN_H */

@@ -68,14 +68,7 @@
 #define AUTH_DATA_MAX	8192u
 
 struct harness {
-	struct store *store;
-	struct proto_settings set;
-	struct proto_ctx ctx;
-	struct proto_conn pc;
-	struct growbuf in;	/* received, not consumed */
-	struct growbuf out;	/* everything written */
-	unsigned int max_reqs;
-	bool closed;
+	struct fuzz_conn c;
 	bool closed_long;	/* closed on a line over PROTO_LINE_MAX */
 };
 
@@ -93,28 +86,19 @@ static const struct proto_hooks fuzz_hooks = {
 
 static void h_init(struct harness *h, uint8_t opts, unsigned int max_reqs)
 {
-	memset(h, 0, sizeof(*h));
-	h->store = fuzz_store();
-	h->set.binding = PROTO_BIND_ASCII;	/* fuzz_bin.c has the other */
-	h->set.item_size_max = FUZZ_ITEM_MAX;
-	h->set.range_max = 1000;
-	h->set.cas_enabled = !(opts & 1);
-	h->set.flush_enabled = !(opts & 2);
-	h->set.shutdown_enabled = opts & 4;
-	h->set.auth_enabled = opts & 8;
-	h->ctx.store = h->store;
-	h->ctx.settings = &h->set;
-	h->ctx.hooks = &fuzz_hooks;
-	h->ctx.hook_arg = h;
-	h->max_reqs = max_reqs;
-	proto_conn_init(&h->pc, &h->ctx);
+	/* ascii: fuzz_bin.c has the other */
+	fuzz_conn_init(&h->c, PROTO_BIND_ASCII, max_reqs);
+	h->closed_long = false;
+	h->c.set.cas_enabled = !(opts & 1);
+	h->c.set.flush_enabled = !(opts & 2);
+	h->c.set.shutdown_enabled = opts & 4;
+	h->c.set.auth_enabled = opts & 8;
+	fuzz_conn_start(&h->c, &fuzz_hooks, h);
 }
 
 static void h_fini(struct harness *h)
 {
-	fuzz_conn_end(&h->pc, &h->ctx, h->store);
-	free(h->in.p);
-	free(h->out.p);
+	fuzz_conn_fini(&h->c);
 }
 
 /* Runs the engine over what is buffered until it stops making progress. */
@@ -122,40 +106,40 @@ static void h_run(struct harness *h)
 {
 	const char *nl;
 
-	if (fuzz_pump(&h->pc, &h->in, &h->out, h->max_reqs)) {
+	if (fuzz_pump(&h->c.pc, &h->c.in, &h->c.out, h->c.max_reqs)) {
 		/* what is left is an unfinished line over the limit */
-		h->closed = true;
-		h->closed_long = h->in.len > PROTO_LINE_MAX &&
-				 !memchr(h->in.p, '\n', h->in.len);
-		h->in.len = 0;
+		h->c.closed = true;
+		h->closed_long = h->c.in.len > PROTO_LINE_MAX &&
+				 !memchr(h->c.in.p, '\n', h->c.in.len);
+		h->c.in.len = 0;
 		return;
 	}
-	nl = h->in.len ? memchr(h->in.p, '\n', h->in.len) : NULL;
-	if (!h->pc.authed && nl) {
+	nl = h->c.in.len ? memchr(h->c.in.p, '\n', h->c.in.len) : NULL;
+	if (!h->c.pc.authed && nl) {
 		/* an authenticating set waits for its whole block */
-		FUZZ_CHECK(h->in.len - (size_t)(nl + 1 - h->in.p) <=
+		FUZZ_CHECK(h->c.in.len - (size_t)(nl + 1 - h->c.in.p) <=
 			   AUTH_DATA_MAX + 1,
-			   "%zu bytes left after an auth line", h->in.len);
+			   "%zu bytes left after an auth line", h->c.in.len);
 		return;
 	}
-	FUZZ_CHECK(!nl || h->pc.state != PROTO_CMD,
+	FUZZ_CHECK(!nl || h->c.pc.state != PROTO_CMD,
 		   "a complete line left unconsumed");
-	FUZZ_CHECK(h->in.len <= PROTO_LINE_MAX,
-		   "%zu bytes left unconsumed (state %d)", h->in.len,
-		   (int)h->pc.state);
-	FUZZ_CHECK(h->pc.state != PROTO_GET_CONT ||
-		   h->in.len <= KEY_MAX_LENGTH,
-		   "%zu bytes left inside a streamed get", h->in.len);
-	FUZZ_CHECK(h->pc.state == PROTO_CMD || h->pc.state == PROTO_GET_CONT ||
-		   h->in.len == 0,
-		   "%zu bytes left while reading a data block", h->in.len);
+	FUZZ_CHECK(h->c.in.len <= PROTO_LINE_MAX,
+		   "%zu bytes left unconsumed (state %d)", h->c.in.len,
+		   (int)h->c.pc.state);
+	FUZZ_CHECK(h->c.pc.state != PROTO_GET_CONT ||
+		   h->c.in.len <= KEY_MAX_LENGTH,
+		   "%zu bytes left inside a streamed get", h->c.in.len);
+	FUZZ_CHECK(h->c.pc.state == PROTO_CMD || h->c.pc.state == PROTO_GET_CONT ||
+		   h->c.in.len == 0,
+		   "%zu bytes left while reading a data block", h->c.in.len);
 }
 
 static void h_feed(struct harness *h, const uint8_t *p, size_t len)
 {
-	if (h->closed || !len)
+	if (h->c.closed || !len)
 		return;
-	growbuf_add(&h->in, p, len);
+	growbuf_add(&h->c.in, p, len);
 	h_run(h);
 }
 
@@ -445,13 +429,13 @@ static void compare(const char *how, const struct harness *whole,
 {
 	struct growbuf onorm = { 0 };
 
-	check_output(&other->out, &onorm, false);
+	check_output(&other->c.out, &onorm, false);
 	if (other->closed_long) {
 		/* closed early: what it wrote, whole wrote first */
-		FUZZ_CHECK(other->out.len <= whole->out.len &&
-			   (!other->out.len ||
-			    !memcmp(other->out.p, whole->out.p,
-				    other->out.len)),
+		FUZZ_CHECK(other->c.out.len <= whole->c.out.len &&
+			   (!other->c.out.len ||
+			    !memcmp(other->c.out.p, whole->c.out.p,
+				    other->c.out.len)),
 			   "%s: output before the long line differs", how);
 	} else {
 		FUZZ_CHECK(onorm.len == wnorm->len &&
@@ -459,9 +443,9 @@ static void compare(const char *how, const struct harness *whole,
 			    !memcmp(onorm.p, wnorm->p, onorm.len)),
 			   "%s: output differs from one piece (%zu vs %zu "
 			   "bytes)", how, onorm.len, wnorm->len);
-		FUZZ_CHECK(other->closed == whole->closed,
+		FUZZ_CHECK(other->c.closed == whole->c.closed,
 			   "%s: closed %d, in one piece %d", how,
-			   other->closed, whole->closed);
+			   other->c.closed, whole->c.closed);
 	}
 	free(onorm.p);
 }
@@ -484,10 +468,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	h_init(&whole, t[3], 0);
 	h_feed(&whole, data, len);
-	check_output(&whole.out, &wnorm, false);
+	check_output(&whole.c.out, &wnorm, false);
 	/* to read what a session gets */
-	if (getenv("FUZZ_PRINT") && whole.out.len)
-		fwrite(whole.out.p, 1, whole.out.len, stdout);
+	if (getenv("FUZZ_PRINT") && whole.c.out.len)
+		fwrite(whole.c.out.p, 1, whole.c.out.len, stdout);
 
 	h_init(&split, t[3], t[2] & 3);
 	h_feed(&split, data, cut);
@@ -508,11 +492,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ak_alloc_fail_after((long)(cut % 256));
 		h_feed(&faulty, data, len);
 		ak_alloc_fail_after(-1);
-		check_output(&faulty.out, &fnorm, faulty.closed);
+		check_output(&faulty.c.out, &fnorm, faulty.c.closed);
 		if (getenv("FUZZ_PRINT")) {
 			printf("--- with allocation %zu failing:\n", cut % 256);
-			if (faulty.out.len)
-				fwrite(faulty.out.p, 1, faulty.out.len, stdout);
+			if (faulty.c.out.len)
+				fwrite(faulty.c.out.p, 1, faulty.c.out.len, stdout);
 		}
 		free(fnorm.p);
 		h_fini(&faulty);
