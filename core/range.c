@@ -20,120 +20,79 @@
 
 #include "alloc.h"
 
-/* What a walk does with each live item in range; false stops the walk. */
-typedef bool walk_fn(struct store *s, struct shard *sh, struct item *it,
-		     void *arg, struct dead_list *dead);
-
 /*
- * Visit one live item of a walk, or reclaim a dead one. Return: false when
- * @fn asked to stop.
+ * Visit up to w->budget integer entries of w->sp in w->sh in keyspace
+ * order (w->reverse: descending), narrowing the span past them; a dead
+ * one is reclaimed, the visitor sees the live ones. Return: true when this
+ * shard's part of the walk is over (span exhausted or the visitor said
+ * stop).
+ * Context: w->sh's lock held.
  */
-static bool walk_visit_locked(struct store *s, struct shard *sh,
-			      struct item *it, rel_time_t now, walk_fn *fn,
-			      void *arg, struct dead_list *dead)
+static bool walk_slice_locked(struct walk *w)
 {
-	ak_lock_assert_held(&sh->lock);
-	if (item_state(s, it, now) != STORE_HIT) {
-		item_reclaim_locked(s, sh, it, dead);
-		return true;
-	}
-	return fn(s, sh, it, arg, dead);
-}
-
-static bool walk_ints_locked(struct store *s, struct shard *sh,
-			     struct span *sp, bool reverse,
-			     unsigned int *budget, rel_time_t now, walk_fn *fn,
-			     void *arg, struct dead_list *dead)
-{
+	struct span *sp = w->sp;
 	struct radix_tree_iter iter;
 	struct item *it;
 
-	ak_lock_assert_held(&sh->lock);
-	if (!sp->ints || !*budget)
-		return true;
+	ak_lock_assert_held(&w->sh->lock);
+	if (!sp->ints || !w->budget)
+		return !sp->ints;
+	w->now = store_now(w->s);
 	/* a visit unlinks at most the item visited: the batch stays valid */
-	radix_tree_iter_init(&iter, reverse ? sp->ihi : sp->ilo, reverse,
-			     *budget);
-	while (sp->ints && *budget) {
-		it = radix_tree_iter_next(&sh->ints, &iter);
-		if (!it || (reverse ? it->ikey < sp->ilo : it->ikey > sp->ihi)) {
+	radix_tree_iter_init(&iter, w->reverse ? sp->ihi : sp->ilo, w->reverse,
+			     w->budget);
+	while (sp->ints && w->budget) {
+		it = radix_tree_iter_next(&w->sh->ints, &iter);
+		if (!it || (w->reverse ? it->ikey < sp->ilo :
+					 it->ikey > sp->ihi)) {
 			sp->ints = false;
 			break;
 		}
-		(*budget)--;
-		if (reverse ? it->ikey == 0 : it->ikey == UINT64_MAX)
+		w->budget--;
+		if (w->reverse ? it->ikey == 0 : it->ikey == UINT64_MAX)
 			sp->ints = false;
-		else if (reverse)
+		else if (w->reverse)
 			sp->ihi = it->ikey - 1;
 		else
 			sp->ilo = it->ikey + 1;
-		if (!walk_visit_locked(s, sh, it, now, fn, arg, dead))
-			return false;
+		if (item_state(w->s, it, w->now) != STORE_HIT)
+			item_reclaim_locked(w->s, w->sh, it, w->dead);
+		else if (!w->fn(w, it))
+			return true;
 	}
-	return true;
-}
-
-/*
- * Visit up to @budget integer entries of @sp in @sh in keyspace order
- * (@reverse: descending), narrowing @sp past them. Return: true when this
- * shard's part of the walk is over (span exhausted or @fn said stop).
- */
-static bool walk_slice_locked(struct store *s, struct shard *sh,
-			      struct span *sp, bool reverse,
-			      unsigned int budget, walk_fn *fn, void *arg,
-			      struct dead_list *dead)
-{
-	ak_lock_assert_held(&sh->lock);
-	if (!walk_ints_locked(s, sh, sp, reverse, &budget, store_now(s), fn,
-			      arg, dead))
-		return true;
 	return !sp->ints;
 }
 
-/* Walk the integer part of @base in @sh, a slice per lock hold. */
-static void shard_walk(struct store *s, struct shard *sh,
-		       const struct span *base, bool reverse, walk_fn *fn,
-		       void *arg)
+/*
+ * Walk the integer part of @tmpl's span in @sh, a slice per lock hold,
+ * over a copy of the span (@tmpl's stays as it is, for the next shard).
+ */
+static void shard_walk(const struct walk *tmpl, struct shard *sh)
 {
-	struct span sp = *base;
+	struct span sp = *tmpl->sp;
+	struct walk w = *tmpl;
 	bool done;
 
-	/* the copy's limits may point into base's buffers: fine, base lives */
+	/* the copy's limits may point into the span's buffers: it lives */
+	w.sp = &sp;
+	w.sh = sh;
 	do {
 		DEAD_LIST(dead);
 
+		w.dead = &dead;
+		w.budget = SLICE_ITEMS;
 		shard_lock(sh);
-		done = walk_slice_locked(s, sh, &sp, reverse, SLICE_ITEMS, fn,
-					 arg, &dead);
+		done = walk_slice_locked(&w);
 		shard_unlock(sh);
 		items_release(&dead);
 	} while (!done);
 }
 
-/* The shard walks' visitors are the string walks' (span_collect_fn() ...). */
-static bool range_fn(struct store *s, struct shard *sh, struct item *it,
-		     void *arg, struct dead_list *dead)
+/* delete_range's visitor of the integer part (under the shard lock). */
+static bool delete_fn(struct walk *w, struct item *it)
 {
-	(void)s;
-	(void)sh;
-	(void)dead;
-	return span_collect_fn(it, arg);
-}
-
-static bool count_fn(struct store *s, struct shard *sh, struct item *it,
-		     void *arg, struct dead_list *dead)
-{
-	(void)s;
-	(void)sh;
-	(void)dead;
-	return span_count_fn(it, arg);
-}
-
-static bool delete_fn(struct store *s, struct shard *sh, struct item *it,
-		      void *arg, struct dead_list *dead)
-{
-	item_unlink_locked(s, sh, it, dead);
-	(*(uint64_t *)arg)++;
+	item_unlink_locked(w->s, w->sh, it, w->dead);
+	(*(uint64_t *)w->arg)++;
 	return true;
 }
 
@@ -163,13 +122,17 @@ static void kway_fill(struct store *s, struct shard *sh, struct kway_src *src,
 	src->pos = src->n = 0;
 	while (!src->n && !src->done) {
 		/* max above the budget: the walk ends by budget or span,
-		 * never because range_fn said stop */
+		 * never because span_collect_fn said stop */
 		struct range_acc acc = { src->buf, 0, want + 1, NULL };
 		DEAD_LIST(dead);
+		struct walk w;
 
+		walk_init(&w, s, &src->sp, reverse, span_collect_fn, &acc);
+		w.sh = sh;
+		w.dead = &dead;
+		w.budget = want;
 		shard_lock(sh);
-		src->done = walk_slice_locked(s, sh, &src->sp, reverse, want,
-					      range_fn, &acc, &dead);
+		src->done = walk_slice_locked(&w);
 		shard_unlock(sh);
 		items_release(&dead);
 		src->n = acc.n;
@@ -198,8 +161,10 @@ static int range_merge_shards(struct store *s, struct span *base,
 		return 0;
 	if (ns == 1) {
 		struct range_acc acc = { out, 0, max, NULL };
+		struct walk w;
 
-		shard_walk(s, &s->shards[0], base, reverse, range_fn, &acc);
+		walk_init(&w, s, base, reverse, span_collect_fn, &acc);
+		shard_walk(&w, &s->shards[0]);
 		return (int)acc.n;
 	}
 	cap = max < SLICE_ITEMS ? max : SLICE_ITEMS;
@@ -273,10 +238,12 @@ static void range_int_blocks(struct store *s, struct span *base,
 		uint64_t first = x & ~block, last = x | block;
 		struct span sp = { .ints = true, .strs = false };
 		unsigned int before = acc->n;
+		struct walk w;
 
 		sp.ilo = reverse ? (first > base->ilo ? first : base->ilo) : x;
 		sp.ihi = reverse ? x : (last < base->ihi ? last : base->ihi);
-		shard_walk(s, shard_of_int(s, x), &sp, reverse, range_fn, acc);
+		walk_init(&w, s, &sp, reverse, span_collect_fn, acc);
+		shard_walk(&w, shard_of_int(s, x));
 		if (acc->n == acc->max)
 			return;		/* full: nothing after it is wanted */
 		if (reverse ? first <= base->ilo : last >= base->ihi)
@@ -339,6 +306,7 @@ static int range_collect(struct store *s, const struct store_bound *from,
 			 struct range_acc *acc)
 {
 	struct span base, ints;
+	struct walk w;
 
 	if (acc->max > INT_MAX)
 		acc->max = INT_MAX;
@@ -347,8 +315,9 @@ static int range_collect(struct store *s, const struct store_bound *from,
 	ints = base;
 	ints.strs = false;
 	base.ints = false;
+	walk_init(&w, s, &base, reverse, span_collect_fn, acc);
 	if (reverse) {
-		strs_walk(s, &base, true, span_collect_fn, acc);
+		strs_walk(&w);
 		if (acc->n == acc->max)
 			return (int)acc->n;
 	}
@@ -358,7 +327,7 @@ static int range_collect(struct store *s, const struct store_bound *from,
 		return -ENOMEM;
 	}
 	if (!reverse && acc->n < acc->max)
-		strs_walk(s, &base, false, span_collect_fn, acc);
+		strs_walk(&w);
 	return (int)acc->n;
 }
 
@@ -392,6 +361,7 @@ static uint64_t shard_count_ints(struct store *s, struct shard *sh,
 {
 	struct span rest = *base;
 	uint64_t n = 0;
+	struct walk w;
 
 	shard_lock(sh);
 	if (sh->doubtful)
@@ -402,8 +372,10 @@ static uint64_t shard_count_ints(struct store *s, struct shard *sh,
 	}
 	*strs += sh->curr_str_items;
 	shard_unlock(sh);
-	if (rest.ints)
-		shard_walk(s, sh, &rest, false, count_fn, &n);
+	if (rest.ints) {
+		walk_init(&w, s, &rest, false, span_count_fn, &n);
+		shard_walk(&w, sh);
+	}
 	return n;
 }
 
@@ -413,6 +385,7 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
 	uint64_t n = 0, strs = 0;
 	bool doubtful = false;
 	struct span base;
+	struct walk w;
 	unsigned int i;
 
 	if (!span_init(&base, from, to))
@@ -429,7 +402,8 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
 			return n;
 	}
 	base.ints = false;
-	strs_walk(s, &base, false, span_count_fn, &n);
+	walk_init(&w, s, &base, false, span_count_fn, &n);
+	strs_walk(&w);
 	return n;
 }
 
@@ -438,18 +412,21 @@ uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 {
 	struct item *buf[SLICE_ITEMS];
 	struct span base;
+	struct walk w;
 	uint64_t n = 0;
 	unsigned int i;
 
 	if (!span_init(&base, from, to))
 		return 0;
+	walk_init(&w, s, &base, false, delete_fn, &n);
 	for (i = 0; i < s->cfg.nshards; i++)
-		shard_walk(s, &s->shards[i], &base, false, delete_fn, &n);
+		shard_walk(&w, &s->shards[i]);
 	/* strings: a batch with references, then each under its shard lock */
 	while (base.strs) {
 		struct range_acc acc = { buf, 0, SLICE_ITEMS, NULL };
 
-		strs_walk(s, &base, false, span_collect_fn, &acc);
+		walk_init(&w, s, &base, false, span_collect_fn, &acc);
+		strs_walk(&w);
 		for (i = 0; i < acc.n; i++) {
 			n += item_drop_held(s, buf[i], true);
 			item_put(buf[i]);

@@ -33,7 +33,7 @@ struct tree_walk {
 	bool reverse;
 };
 
-static inline void walk_push(struct tree_walk *w, struct rb_node *n)
+static inline void tree_push(struct tree_walk *w, struct rb_node *n)
 {
 	struct rb_node *far = w->reverse ? n->rb_left : n->rb_right;
 
@@ -44,10 +44,10 @@ static inline void walk_push(struct tree_walk *w, struct rb_node *n)
 }
 
 /* Push @n and its near descendants: the next nodes in the walk's order. */
-static inline void walk_descend(struct tree_walk *w, struct rb_node *n)
+static inline void tree_descend(struct tree_walk *w, struct rb_node *n)
 {
 	while (n) {
-		walk_push(w, n);
+		tree_push(w, n);
 		n = w->reverse ? n->rb_right : n->rb_left;
 	}
 }
@@ -57,7 +57,7 @@ static inline void walk_descend(struct tree_walk *w, struct rb_node *n)
  * (the lower going up): the descent pushes each node it passes that is
  * inside, as the nodes to come back to. Context: @p's lock held.
  */
-static void walk_seek_locked(struct tree_walk *w, const struct part *p,
+static void tree_seek_locked(struct tree_walk *w, const struct part *p,
 			     const struct span *sp, bool reverse)
 {
 	const struct sbound *b = reverse ? &sp->shi : &sp->slo;
@@ -70,7 +70,7 @@ static void walk_seek_locked(struct tree_walk *w, const struct part *p,
 		const struct item *it = rb_entry(n, struct item, rbnode);
 
 		if (reverse ? sbound_below(b, it) : sbound_above(b, it)) {
-			walk_push(w, n);
+			tree_push(w, n);
 			n = reverse ? n->rb_right : n->rb_left;
 		} else {
 			n = reverse ? n->rb_left : n->rb_right;
@@ -79,14 +79,14 @@ static void walk_seek_locked(struct tree_walk *w, const struct part *p,
 }
 
 /* The next node of the walk (NULL: none), its successors pushed. */
-static inline struct rb_node *walk_next(struct tree_walk *w)
+static inline struct rb_node *tree_next(struct tree_walk *w)
 {
 	struct rb_node *n;
 
 	if (!w->top)
 		return NULL;
 	n = w->stack[--w->top];
-	walk_descend(w, w->reverse ? n->rb_left : n->rb_right);
+	tree_descend(w, w->reverse ? n->rb_left : n->rb_right);
 	return n;
 }
 
@@ -103,45 +103,44 @@ struct dead_seen {
 };
 
 /*
- * Visit up to @budget string entries of @sp in @p in keyspace order,
- * narrowing @sp past them; @fn sees the live ones. A dead one cannot be
- * reclaimed here (that takes its shard lock, which comes before a
- * partition lock): up to DEAD_SEEN of them are held in @seen for
+ * Visit up to w->budget string entries of w->sp in @p in keyspace order,
+ * narrowing the span past them; the visitor sees the live ones. A dead
+ * one cannot be reclaimed here (that takes its shard lock, which comes
+ * before a partition lock): up to DEAD_SEEN of them are held in @seen for
  * reclaim_seen(), and the slice ends when it is full.
  * Context: @p's lock is held (a partition lock; no shard lock is needed).
  */
-static enum part_walk part_walk_locked(struct store *s, struct part *p,
-				       struct span *sp, bool reverse,
-				       unsigned int budget, rel_time_t now,
-				       str_fn *fn, void *arg,
+static enum part_walk part_walk_locked(struct walk *w, struct part *p,
 				       struct dead_seen *seen)
 {
 	enum part_walk end = PART_WALK_END;
+	struct span *sp = w->sp;
 	struct item *last = NULL;
-	struct tree_walk w;
+	struct tree_walk tw;
 	struct rb_node *node;
 
 	ak_lock_assert_held(&p->lock);
-	walk_seek_locked(&w, p, sp, reverse);
-	while ((node = walk_next(&w))) {
+	tree_seek_locked(&tw, p, sp, w->reverse);
+	while ((node = tree_next(&tw))) {
 		struct item *it = rb_entry(node, struct item, rbnode);
 
-		if (reverse ? !sbound_above(&sp->slo, it) :
-			      !sbound_below(&sp->shi, it)) {
+		if (w->reverse ? !sbound_above(&sp->slo, it) :
+				 !sbound_below(&sp->shi, it)) {
 			sp->strs = false;
 			return PART_WALK_OVER;
 		}
-		if (!budget-- || seen->n == DEAD_SEEN) {
+		if (!w->budget || seen->n == DEAD_SEEN) {
 			end = PART_WALK_BUDGET;	/* the span resumes here */
 			break;
 		}
+		w->budget--;
 		last = it;
-		if (item_state(s, it, now) != STORE_HIT) {
+		if (item_state(w->s, it, w->now) != STORE_HIT) {
 			item_get(it);
 			seen->buf[seen->n++] = it;
 			continue;
 		}
-		if (!fn(it, arg)) {
+		if (!w->fn(w, it)) {
 			end = PART_WALK_OVER;
 			break;
 		}
@@ -149,7 +148,7 @@ static enum part_walk part_walk_locked(struct store *s, struct part *p,
 	/* the span resumes past the last item visited: one key copy a slice
 	 * (the limit this narrows is not the one the loop tests) */
 	if (last)
-		span_exclude_str(sp, last, !reverse);
+		span_exclude_str(sp, last, !w->reverse);
 	return end;
 }
 
@@ -197,18 +196,20 @@ static unsigned int map_find_span(const struct part_map *m,
 }
 
 /* See range_str.h. */
-void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
-	       void *arg)
+void strs_walk(struct walk *w)
 {
-	rel_time_t now = store_now(s);
+	struct store *s = w->s;
 	struct part_map *m;
 	unsigned int i;
 
-	if (!sp->strs)
+	if (!w->sp->strs)
 		return;
+	w->now = store_now(s);
+	w->sh = NULL;		/* partition locks only: nothing is unlinked */
+	w->dead = NULL;
 	__atomic_fetch_add(&s->parts.readers, 1, __ATOMIC_SEQ_CST);
 	m = map_load(&s->parts);
-	i = map_find_span(m, sp, reverse);
+	i = map_find_span(m, w->sp, w->reverse);
 	for (;;) {
 		struct dead_seen seen = { .n = 0 };
 		struct part *p = m->parts[i];
@@ -218,22 +219,22 @@ void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
 		if (map_load(&s->parts) != m) {
 			part_unlock(p);
 			m = map_load(&s->parts);
-			i = map_find_span(m, sp, reverse);
+			i = map_find_span(m, w->sp, w->reverse);
 			continue;
 		}
-		end = part_walk_locked(s, p, sp, reverse, SLICE_ITEMS, now, fn,
-				       arg, &seen);
+		w->budget = SLICE_ITEMS;
+		end = part_walk_locked(w, p, &seen);
 		part_unlock(p);
 		if (seen.n)
 			reclaim_seen(s, &seen);
 		if (end == PART_WALK_OVER)
 			break;
 		if (end == PART_WALK_END) {
-			if (reverse ? i == 0 : i + 1 == m->n) {
-				sp->strs = false;
+			if (w->reverse ? i == 0 : i + 1 == m->n) {
+				w->sp->strs = false;
 				break;
 			}
-			i = reverse ? i - 1 : i + 1;
+			i = w->reverse ? i - 1 : i + 1;
 		}
 	}
 	__atomic_fetch_sub(&s->parts.readers, 1, __ATOMIC_SEQ_CST);

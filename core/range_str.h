@@ -10,24 +10,20 @@
 
 /**
  * strs_walk() - visit the string part of a span in keyspace order
- * @s:       the store
- * @sp:      the span; narrowed as the walk goes, so that a walk @fn
- *           stopped resumes where it stopped
- * @reverse: downwards from the upper limit
- * @fn:      called on each live item in range, under its partition's
- *           lock; false stops the walk
- * @arg:     @fn's
+ * @w: the walk (walk_init()): its span is narrowed as the walk goes, so
+ *     that a walk its visitor stopped resumes where it stopped; the
+ *     visitor is called on each live item in range, under its
+ *     partition's lock, and false stops the walk
  *
  * SLICE_ITEMS entries per partition lock hold. The walk counts itself in
  * parts.readers, so no map it reads is freed under it
  * (parts_free_unread_locked()); when
  * the map changes between two slices (a split), it finds its place again
- * in the new one from where @sp resumes.
+ * in the new one from where the span resumes.
  *
  * Context: no lock held; takes partition and shard locks in turn.
  */
-void strs_walk(struct store *s, struct span *sp, bool reverse, str_fn *fn,
-	       void *arg);
+void strs_walk(struct walk *w);
 
 /**
  * strs_count_ranked() - count a span's string items from the partitions'

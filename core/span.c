@@ -89,9 +89,9 @@ void span_acc_copy_key(struct range_acc *acc, const struct item *it)
 	k->binary = READ_ONCE(it->iflags) & ITEM_KEY_BINARY;
 }
 
-bool span_collect_fn(struct item *it, void *arg)
+bool span_collect_fn(struct walk *w, struct item *it)
 {
-	struct range_acc *acc = arg;
+	struct range_acc *acc = w->arg;
 
 	if (acc->keys) {
 		span_acc_copy_key(acc, it);
@@ -102,10 +102,10 @@ bool span_collect_fn(struct item *it, void *arg)
 	return acc->n < acc->max;
 }
 
-bool span_count_fn(struct item *it, void *arg)
+bool span_count_fn(struct walk *w, struct item *it)
 {
 	(void)it;
-	(*(uint64_t *)arg)++;
+	(*(uint64_t *)w->arg)++;
 	return true;
 }
 

@@ -46,8 +46,45 @@ struct range_acc {
 	struct store_key *keys;		/* store_range_keys(): copies */
 };
 
-/* What a string walk does with each live item in range; false stops it. */
-typedef bool str_fn(struct item *it, void *arg);
+struct walk;
+
+/*
+ * What a walk does with each live item in range; false stops it. It runs
+ * under the lock the walk holds: the item's shard lock on the integer part
+ * (w->sh is that shard, w->dead takes what it unlinks), its partition's
+ * lock on the string part (w->sh and w->dead NULL: nothing may be
+ * unlinked there).
+ */
+typedef bool walk_fn(struct walk *w, struct item *it);
+
+/*
+ * A walk over what is left of a range, carried from slice to slice in one
+ * object, as the kernel's struct xa_state carries an xarray walk: the
+ * store, the span (narrowed past every entry visited, so the next slice
+ * resumes there), the direction, the entries the slice may still visit,
+ * the time items are judged live at, the visitor and its argument, and,
+ * on the integer part, the shard locked and the dead list of the slice.
+ * walk_init() sets the first six; the walkers set the rest.
+ */
+struct walk {
+	struct store *s;
+	struct span *sp;
+	bool reverse;
+	walk_fn *fn;
+	void *arg;
+	unsigned int budget;
+	rel_time_t now;
+	struct shard *sh;
+	struct dead_list *dead;
+};
+
+static inline void walk_init(struct walk *w, struct store *s,
+			     struct span *sp, bool reverse, walk_fn *fn,
+			     void *arg)
+{
+	*w = (struct walk){ .s = s, .sp = sp, .reverse = reverse, .fn = fn,
+			    .arg = arg };
+}
 
 static inline void sbound_set(struct sbound *b, const char *key, size_t nkey,
 			      bool incl)
@@ -114,12 +151,12 @@ void span_exclude_str(struct span *sp, const struct item *it, bool lo);
 void span_acc_copy_key(struct range_acc *acc, const struct item *it);
 
 /*
- * The visitors of a string walk (str_fn): span_collect_fn() puts each item
- * into the struct range_acc @arg (a reference taken, or its key copied in
- * keys mode) and stops when it is full; span_count_fn() adds one to the
- * uint64_t @arg. Context: the partition lock of the walk is held.
+ * Two visitors (walk_fn) of every walk: span_collect_fn() puts each item
+ * into the struct range_acc w->arg (a reference taken, or its key copied
+ * in keys mode) and stops when it is full; span_count_fn() adds one to
+ * the uint64_t w->arg. Context: the lock of the walk is held.
  */
-bool span_collect_fn(struct item *it, void *arg);
-bool span_count_fn(struct item *it, void *arg);
+bool span_collect_fn(struct walk *w, struct item *it);
+bool span_count_fn(struct walk *w, struct item *it);
 
 #endif /* ANCHORKV_SPAN_H */
