@@ -514,33 +514,27 @@ static void free_events(struct server *srv)
 		event_free(srv->clock);
 }
 
-int main(int argc, char **argv)
+/*
+ * The port accepts connections (into the backlog) as soon as it is bound,
+ * before the loop handles signals: a SIGTERM or SIGHUP sent then would
+ * take the default action and kill the process. Hold them (@held) until
+ * setup_events() has given them their handlers.
+ */
+static void hold_stop_signals(sigset_t *held)
 {
-	struct server srv = { 0 };
-	char err[1024];
-	sigset_t held;
-	int ret, status = 0;
+	sigemptyset(held);
+	sigaddset(held, SIGTERM);
+	sigaddset(held, SIGINT);
+	sigaddset(held, SIGUSR1);
+	sigaddset(held, SIGUSR2);
+	sigaddset(held, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, held, NULL);
+}
 
-	/* libevent allocates through our allocator too */
-	event_set_mem_functions(ak_malloc, ak_realloc, ak_free);
-	signal(SIGPIPE, SIG_IGN);
-	/*
-	 * The port accepts connections (into the backlog) as soon as it is
-	 * bound, before the loop handles signals: a SIGTERM or SIGHUP sent
-	 * then would take the default action and kill the process. Hold them
-	 * until setup_events() has given them their handlers.
-	 */
-	sigemptyset(&held);
-	sigaddset(&held, SIGTERM);
-	sigaddset(&held, SIGINT);
-	sigaddset(&held, SIGUSR1);
-	sigaddset(&held, SIGUSR2);
-	sigaddset(&held, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &held, NULL);
-
-	load_settings(argc, argv);
-	/* -d changes to /, SIGHUP opens the logfile again, and the snapshot
-	 * is written at the stop: relative paths are resolved now */
+/* -d changes to /, SIGHUP opens the logfile again, and the snapshot is
+ * written at the stop: relative paths are resolved at start. */
+static void resolve_paths(void)
+{
 	make_absolute(settings.logfile, sizeof(settings.logfile), "logfile");
 	make_absolute(settings.snapshot_file, sizeof(settings.snapshot_file),
 		      "snapshot_file");
@@ -549,6 +543,68 @@ int main(int argc, char **argv)
 	make_absolute(settings.tls.key, sizeof(settings.tls.key), "ssl_key");
 	make_absolute(settings.tls.ca_cert, sizeof(settings.tls.ca_cert),
 		      "ssl_ca_cert");
+}
+
+/* The store, the stats detail table, and the snapshot loaded into it. */
+static void open_store(struct server *srv)
+{
+	srv->store = create_store();
+	if (!srv->store)
+		die("cannot create the store (memory %zu, shards %u)",
+		    settings.maxbytes, settings.shards);
+	store_set_time(srv->store, time(NULL));
+	settings.proto.prefixes = prefix_stats_create(settings.prefix_delimiter);
+	if (!settings.proto.prefixes)
+		die("cannot create the stats detail table");
+	prefix_stats_enable(settings.proto.prefixes, settings.detail_enabled);
+	load_snapshot(srv);
+	saver_init(&srv->saver, srv->store);
+}
+
+/*
+ * After the loop: the listeners close, the workers drain, the snapshot is
+ * written if the stop asked for it, and everything is freed. Return: the
+ * exit status.
+ */
+static int stop_server(struct server *srv)
+{
+	int status = 0;
+
+	listener_close_all(srv);
+	worker_stop_all(srv);
+	if (srv->save_on_stop && saver_save(&srv->saver))
+		status = SETTINGS_EXIT_FAILURE;
+	saver_finish(&srv->saver);
+	listener_free_all(srv);
+	free_events(srv);
+	event_base_free(srv->base);
+	store_destroy(srv->store);
+	prefix_stats_destroy(settings.proto.prefixes);
+	settings.proto.prefixes = NULL;
+	free_auth(srv);
+	tls_exit();
+	pthread_mutex_destroy(&srv->stats_lock);
+	if (settings.pidfile[0] && unlink(settings.pidfile) && errno != ENOENT)
+		log_warn("cannot remove pidfile %s: %s", settings.pidfile,
+			 strerror(errno));
+	log_info("anchorkv stopped");
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct server srv = { 0 };
+	char err[1024];
+	sigset_t held;
+	int ret;
+
+	/* libevent allocates through our allocator too */
+	event_set_mem_functions(ak_malloc, ak_realloc, ak_free);
+	signal(SIGPIPE, SIG_IGN);
+	hold_stop_signals(&held);
+
+	load_settings(argc, argv);
+	resolve_paths();
 	redirect_logs();
 	raise_nofile_limit();
 	if (hash_init())
@@ -574,17 +630,7 @@ int main(int argc, char **argv)
 	srv.started = time(NULL);
 	srv.hooks = &server_hooks;
 	pthread_mutex_init(&srv.stats_lock, NULL);
-	srv.store = create_store();
-	if (!srv.store)
-		die("cannot create the store (memory %zu, shards %u)",
-		    settings.maxbytes, settings.shards);
-	store_set_time(srv.store, time(NULL));
-	settings.proto.prefixes = prefix_stats_create(settings.prefix_delimiter);
-	if (!settings.proto.prefixes)
-		die("cannot create the stats detail table");
-	prefix_stats_enable(settings.proto.prefixes, settings.detail_enabled);
-	load_snapshot(&srv);
-	saver_init(&srv.saver, srv.store);
+	open_store(&srv);
 
 	srv.base = event_base_new();
 	if (!srv.base)
@@ -603,25 +649,5 @@ int main(int argc, char **argv)
 		die("%s", err);
 
 	event_base_dispatch(srv.base);
-
-	/* stopping: the listeners are closed, the workers drain */
-	listener_close_all(&srv);
-	worker_stop_all(&srv);
-	if (srv.save_on_stop && saver_save(&srv.saver))
-		status = SETTINGS_EXIT_FAILURE;
-	saver_finish(&srv.saver);
-	listener_free_all(&srv);
-	free_events(&srv);
-	event_base_free(srv.base);
-	store_destroy(srv.store);
-	prefix_stats_destroy(settings.proto.prefixes);
-	settings.proto.prefixes = NULL;
-	free_auth(&srv);
-	tls_exit();
-	pthread_mutex_destroy(&srv.stats_lock);
-	if (settings.pidfile[0] && unlink(settings.pidfile) && errno != ENOENT)
-		log_warn("cannot remove pidfile %s: %s", settings.pidfile,
-			 strerror(errno));
-	log_info("anchorkv stopped");
-	return status;
+	return stop_server(&srv);
 }
