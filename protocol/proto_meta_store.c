@@ -63,12 +63,57 @@ static void ms_refuse(struct proto_conn *pc, const char *err, uint32_t len)
 
 static void ms_done(struct proto_conn *pc, struct item *it);
 
+/*
+ * The store an ms asks for, from its flags: the mode (M), the TTL (T, or
+ * N's for an autovivifying append), the cas to compare (C, with I) and
+ * the one to set (E). Return: NULL, or the error line of a bad mode.
+ */
+static const char *ms_options(const struct meta_req *m, struct store_set *o,
+			      int32_t *ttl)
+{
+	*o = (struct store_set){ .op = STORE_OP_SET };
+	*ttl = meta_has(m, 'T') ? m->ttl_T : 0;
+	switch (m->mode) {
+	case 0:
+	case 'S':
+		break;
+	case 'E':
+		o->op = STORE_OP_ADD;
+		break;
+	case 'A':
+	case 'P':
+		o->op = m->mode == 'A' ? STORE_OP_APPEND : STORE_OP_PREPEND;
+		o->vivify = meta_has(m, 'N');
+		if (o->vivify)
+			*ttl = m->ttl_N;
+		break;
+	case 'R':
+		o->op = STORE_OP_REPLACE;
+		break;
+	default:
+		return "CLIENT_ERROR invalid mode for ms M token\r\n";
+	}
+	o->has_cas_in = meta_has(m, 'E');
+	o->cas_in = m->cas_E;
+	if (meta_has(m, 'C')) {
+		o->cas = m->cas_C;
+		o->has_cas = true;
+		/* set and replace with a cas are a cas; I lets an older
+		 * cas store a stale version */
+		if (o->op == STORE_OP_SET || o->op == STORE_OP_REPLACE) {
+			o->op = STORE_OP_CAS;
+			o->allow_stale = m->I;
+		}
+	}
+	return NULL;
+}
+
 void proto_ms(struct proto_conn *pc, const struct parse_line *l, int arg)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct store *s = ctx->store;
-	struct store_set o = { .op = STORE_OP_SET };
-	int32_t ttl = 0;
+	struct store_set o;
+	int32_t ttl;
 	struct meta_req m;
 	const char *err;
 	struct item *it;
@@ -83,50 +128,13 @@ void proto_ms(struct proto_conn *pc, const struct parse_line *l, int arg)
 		return;
 	}
 	err = meta_parse(&m, l, 3);
+	if (!err)
+		err = meta_refused(&m);
+	if (!err)
+		err = ms_options(&m, &o, &ttl);
 	if (err) {
 		ms_refuse(pc, err, len);
 		return;
-	}
-	err = meta_refused(&m);
-	if (err) {
-		ms_refuse(pc, err, len);
-		return;
-	}
-	if (meta_has(&m, 'T'))
-		ttl = m.ttl_T;
-	switch (m.mode) {
-	case 0:
-	case 'S':
-		break;
-	case 'E':
-		o.op = STORE_OP_ADD;
-		break;
-	case 'A':
-	case 'P':
-		o.op = m.mode == 'A' ? STORE_OP_APPEND : STORE_OP_PREPEND;
-		o.vivify = meta_has(&m, 'N');
-		if (o.vivify)
-			ttl = m.ttl_N;
-		break;
-	case 'R':
-		o.op = STORE_OP_REPLACE;
-		break;
-	default:
-		ms_refuse(pc, "CLIENT_ERROR invalid mode for ms M token\r\n",
-			  len);
-		return;
-	}
-	o.has_cas_in = meta_has(&m, 'E');
-	o.cas_in = m.cas_E;
-	if (meta_has(&m, 'C')) {
-		o.cas = m.cas_C;
-		o.has_cas = true;
-		/* set and replace with a cas are a cas; I lets an older
-		 * cas store a stale version */
-		if (o.op == STORE_OP_SET || o.op == STORE_OP_REPLACE) {
-			o.op = STORE_OP_CAS;
-			o.allow_stale = m.I;
-		}
 	}
 	ret = store_item_alloc(s, m.key, m.nkey, m.flags_F,
 			       store_exptime(s, ttl), len, &it);
