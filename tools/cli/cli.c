@@ -347,6 +347,21 @@ static int scan_fetch(struct cli *c, struct scan *sc, const struct line *l,
  * pages, a server asked for its next page only when the merge has used
  * up its last one.
  */
+/* Whether the next item of scan @a comes before @b's in the walk's order. */
+static bool scan_before(const struct scan *a, const struct scan *b,
+			bool reverse)
+{
+	char abuf[KEY_BUF], bbuf[KEY_BUF];
+	const char *ka, *kb;
+	size_t na, nb;
+	int cmp;
+
+	ka = ref_key(a, &a->items[a->pos], abuf, &na);
+	kb = ref_key(b, &b->items[b->pos], bbuf, &nb);
+	cmp = key_cmp(ka, na, kb, nb);
+	return reverse ? cmp > 0 : cmp < 0;
+}
+
 static void run_range(struct cli *c, const struct line *l)
 {
 	bool reverse = l->tok[0][0] == 'r' && l->tok[0][1] == 'r';
@@ -401,11 +416,6 @@ static void run_range(struct cli *c, const struct line *l)
 
 		for (i = 0; i < n; i++) {
 			struct scan *sc = &scans[i];
-			const struct item_ref *a, *b;
-			char abuf[KEY_BUF], bbuf[KEY_BUF];
-			const char *ka, *kb;
-			size_t na, nb;
-			int cmp;
 
 			if (!sc->live)
 				continue;
@@ -425,16 +435,7 @@ static void run_range(struct cli *c, const struct line *l)
 					continue;
 				}
 			}
-			if (!best) {
-				best = sc;
-				continue;
-			}
-			a = &sc->items[sc->pos];
-			b = &best->items[best->pos];
-			ka = ref_key(sc, a, abuf, &na);
-			kb = ref_key(best, b, bbuf, &nb);
-			cmp = key_cmp(ka, na, kb, nb);
-			if (reverse ? cmp > 0 : cmp < 0)
+			if (!best || scan_before(sc, best, reverse))
 				best = sc;
 		}
 		if (!best)
