@@ -165,7 +165,7 @@ static void item_evict_locked(struct store *s, struct shard *sh,
 	sh->evictions++;
 	if (!(it->iflags & ITEM_FETCHED))
 		sh->evicted_unfetched++;
-	item_unlink_locked(s, sh, it, dead);
+	shard_unlink_locked(s, sh, it, dead);
 }
 
 /*
@@ -184,7 +184,7 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
 		while (!(it = sh->small[sh->small_tail & sh->small_mask]))
 			sh->small_tail++;
 		if (item_state(s, it, now) != STORE_HIT) {
-			item_reclaim_locked(s, sh, it, dead);
+			shard_reclaim_locked(s, sh, it, dead);
 			return true;
 		}
 		if (it == keep || item_freq(it)) {
@@ -219,14 +219,14 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 		main_items--;
 	if (!main_items)
 		return false;
-	while ((it = hand_item_locked(sh, &sh->hand))) {
+	while ((it = shard_hand_item_locked(sh, &sh->hand))) {
 		unsigned int freq;
 
-		hand_step_locked(sh, &sh->hand, it);
+		shard_hand_step_locked(sh, &sh->hand, it);
 		if (it == keep)
 			continue;
 		if (item_state(s, it, now) != STORE_HIT) {
-			item_reclaim_locked(s, sh, it, dead);
+			shard_reclaim_locked(s, sh, it, dead);
 			return true;
 		}
 		if (small_has_locked(s, sh, it))
@@ -256,10 +256,10 @@ static bool dead_reclaim_locked(struct store *s, struct shard *sh,
 
 	ak_lock_assert_held(&sh->lock);
 	for (looked = 0; looked < DEAD_SCAN &&
-	     (it = hand_item_locked(sh, &sh->hand)); looked++) {
-		hand_step_locked(sh, &sh->hand, it);
+	     (it = shard_hand_item_locked(sh, &sh->hand)); looked++) {
+		shard_hand_step_locked(sh, &sh->hand, it);
 		if (it != keep && item_state(s, it, now) != STORE_HIT) {
-			item_reclaim_locked(s, sh, it, dead);
+			shard_reclaim_locked(s, sh, it, dead);
 			return true;
 		}
 		if (sh->curr_items == 1)

@@ -138,10 +138,10 @@ unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 	struct item *it;
 
 	ak_lock_assert_held(&sh->lock);
-	while (n-- && (it = hand_item_locked(sh, &sh->expire_hand))) {
-		hand_step_locked(sh, &sh->expire_hand, it);
+	while (n-- && (it = shard_hand_item_locked(sh, &sh->expire_hand))) {
+		shard_hand_step_locked(sh, &sh->expire_hand, it);
 		if (item_state(s, it, now) != STORE_HIT) {
-			item_reclaim_locked(s, sh, it, dead);
+			shard_reclaim_locked(s, sh, it, dead);
 			got++;
 		}
 	}

@@ -56,7 +56,7 @@ static bool walk_slice_locked(struct walk *w)
 		else
 			sp->ilo = it->ikey + 1;
 		if (item_state(w->s, it, w->now) != STORE_HIT)
-			item_reclaim_locked(w->s, w->sh, it, w->dead);
+			shard_reclaim_locked(w->s, w->sh, it, w->dead);
 		else if (!w->fn(w, it))
 			return true;
 	}
@@ -91,7 +91,7 @@ static void shard_walk(const struct walk *tmpl, struct shard *sh)
 /* delete_range's visitor of the integer part (under the shard lock). */
 static bool delete_fn(struct walk *w, struct item *it)
 {
-	item_unlink_locked(w->s, w->sh, it, w->dead);
+	shard_unlink_locked(w->s, w->sh, it, w->dead);
 	(*(uint64_t *)w->arg)++;
 	return true;
 }

@@ -163,9 +163,9 @@ bool item_drop_held(struct store *s, struct item *it, bool del)
 	if (it->iflags & ITEM_LINKED) {
 		live = item_state(s, it, store_now(s)) == STORE_HIT;
 		if (!live)
-			item_reclaim_locked(s, sh, it, &dead);
+			shard_reclaim_locked(s, sh, it, &dead);
 		else if (del)
-			item_unlink_locked(s, sh, it, &dead);
+			shard_unlink_locked(s, sh, it, &dead);
 	}
 	shard_unlock(sh);
 	items_release(&dead);

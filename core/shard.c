@@ -8,7 +8,7 @@
  * the steps of a growing hash table. store.c, store_life.c, evict.c,
  * expire.c, the ordered walks (span.c, range_str.c, range.c) and
  * store_check.c call these; these call none of them. Linking an item is
- * item_link_locked(), inline in shard.h beside this file's unlink.
+ * shard_link_locked(), inline in shard.h beside this file's unlink.
  */
 #include "shard.h"
 
@@ -24,11 +24,11 @@ __thread unsigned int ak_shards_held;
 
 /*
  * Take @it off every index and uncount it; the store's reference goes onto
- * @dead, to be released after unlocking. The mirror of item_link_locked()
+ * @dead, to be released after unlocking. The mirror of shard_link_locked()
  * (shard.h, inline: it is on every store's path).
  */
-void item_unlink_locked(struct store *s, struct shard *sh,
-			struct item *it, struct dead_list *dead)
+void shard_unlink_locked(struct store *s, struct shard *sh,
+			 struct item *it, struct dead_list *dead)
 {
 	size_t size;
 
@@ -59,14 +59,14 @@ void item_unlink_locked(struct store *s, struct shard *sh,
 }
 
 /* Unlink an expired or flushed item. */
-void item_reclaim_locked(struct store *s, struct shard *sh,
-			 struct item *it, struct dead_list *dead)
+void shard_reclaim_locked(struct store *s, struct shard *sh,
+			  struct item *it, struct dead_list *dead)
 {
 	ak_lock_assert_held(&sh->lock);
 	sh->reclaimed++;
 	if (!(it->iflags & ITEM_FETCHED))
 		sh->expired_unfetched++;
-	item_unlink_locked(s, sh, it, dead);
+	shard_unlink_locked(s, sh, it, dead);
 }
 
 /* The first string item at or after slot h->slot (NULL: none). */
@@ -86,8 +86,8 @@ static struct item *hand_slot_scan_locked(const struct shard *sh,
 }
 
 /* The item at @h, moving it over gaps and around; NULL: the shard is empty. */
-struct item *hand_item_locked(const struct shard *sh,
-			      struct clock_hand *h)
+struct item *shard_hand_item_locked(const struct shard *sh,
+				    struct clock_hand *h)
 {
 	unsigned int lap;
 
@@ -114,8 +114,8 @@ struct item *hand_item_locked(const struct shard *sh,
 }
 
 /* Move @h past @it, the item at it. */
-void hand_step_locked(const struct shard *sh, struct clock_hand *h,
-		      const struct item *it)
+void shard_hand_step_locked(const struct shard *sh, struct clock_hand *h,
+			    const struct item *it)
 {
 	ak_lock_assert_held(&sh->lock);
 	if (!item_is_int(it)) {

@@ -586,7 +586,7 @@ void store_parts_reclaim(struct store *s);
 
 /*
  * An item put on a shard's indexes in place of another, or of none
- * (item_link_locked()); the sizes are item_alloc_size()'s.
+ * (shard_link_locked()); the sizes are item_alloc_size()'s.
  */
 struct link {
 	struct item *it;		/* linked: its cas and time set */
@@ -601,15 +601,16 @@ struct link {
  * side: an index added means both, its header and store_check.c), the
  * hands, the hash table's growth (outside the memory limit) and steps */
 
-static inline int item_link_locked(struct store *s, struct shard *sh,
-				   struct link *l, struct dead_list *dead);
-void item_unlink_locked(struct store *s, struct shard *sh, struct item *it,
-			struct dead_list *dead);
-void item_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
+static inline int shard_link_locked(struct store *s, struct shard *sh,
+				    struct link *l, struct dead_list *dead);
+void shard_unlink_locked(struct store *s, struct shard *sh, struct item *it,
 			 struct dead_list *dead);
-struct item *hand_item_locked(const struct shard *sh, struct clock_hand *h);
-void hand_step_locked(const struct shard *sh, struct clock_hand *h,
-		      const struct item *it);
+void shard_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
+			  struct dead_list *dead);
+struct item *shard_hand_item_locked(const struct shard *sh,
+				    struct clock_hand *h);
+void shard_hand_step_locked(const struct shard *sh, struct clock_hand *h,
+			    const struct item *it);
 void shard_grow(struct shard *sh, unsigned int bits);
 struct slist_head *shard_rehash_some_locked(struct shard *sh);
 
@@ -681,7 +682,7 @@ static inline bool small_add_locked(const struct store *s, struct shard *sh,
  * @s:  the store
  * @sh: its shard
  * @l:  the item (its cas set), the item it replaces (still holding its
- *      cas) or NULL, its key and both sizes (item_link_locked())
+ *      cas) or NULL, its key and both sizes (shard_link_locked())
  *
  * A replacement takes the old item's frequency and queue (in small, the
  * slot of its own sequence number: its head); a new key goes to main if
@@ -730,7 +731,7 @@ static inline bool queues_want_grow_locked(const struct shard *sh)
 /*
  * Link l->it into @sh's indexes (the radix tree, or the hash table and its
  * partition's order), S3-FIFO's queues and the counts, in place of l->old,
- * whose store reference goes onto @dead: the mirror of item_unlink_locked()
+ * whose store reference goes onto @dead: the mirror of shard_unlink_locked()
  * (shard.c), here to be inlined on every store's path. The memory limit
  * is the caller's: it reserved l->size (and the radix nodes a new integer
  * key may add).
@@ -738,8 +739,8 @@ static inline bool queues_want_grow_locked(const struct shard *sh)
  * Return: 0, or -ENOMEM when a radix insert was not preloaded enough and
  * the allocator failed (nothing changed).
  */
-static inline int item_link_locked(struct store *s, struct shard *sh,
-				   struct link *l, struct dead_list *dead)
+static inline int shard_link_locked(struct store *s, struct shard *sh,
+				    struct link *l, struct dead_list *dead)
 {
 	struct item *it = l->it, *old = l->old;
 	uint64_t nodes = sh->ints.nr_nodes;

@@ -89,7 +89,7 @@ struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 	if (it) {
 		st = item_state(s, it, now);
 		if (st != STORE_HIT) {
-			item_reclaim_locked(s, sh, it, dead);
+			shard_reclaim_locked(s, sh, it, dead);
 			it = NULL;
 		}
 	}
@@ -197,7 +197,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 
 	l = (struct link){ .it = it, .old = old, .k = &c->k,
 			   .size = c->size, .old_size = old_size };
-	if (item_link_locked(s, sh, &l, dead)) {
+	if (shard_link_locked(s, sh, &l, dead)) {
 		mem_add(s, -(int64_t)charged);
 		return STORE_NO_MEMORY;
 	}
@@ -549,7 +549,7 @@ int store_delete(struct store *s, const char *key, size_t nkey)
 	shard_lock(sh);
 	it = shard_find_live_locked(s, sh, &k, store_now(s), &dead, NULL);
 	if (it)
-		item_unlink_locked(s, sh, it, &dead);
+		shard_unlink_locked(s, sh, it, &dead);
 	old_buckets = shard_rehash_step_locked(sh);
 	shard_unlock(sh);
 	items_release(&dead);
@@ -605,7 +605,7 @@ enum store_result store_meta_delete(struct store *s, const struct store_del *d)
 		else if (d->has_cas && it->cas != d->cas)
 			ret = STORE_EXISTS;
 		else
-			item_unlink_locked(s, sh, it, &dead);
+			shard_unlink_locked(s, sh, it, &dead);
 		shard_unlock(sh);
 		items_release(&dead);
 		return ret;
