@@ -193,7 +193,7 @@ void parts_free_unread_locked(struct parts *ps)
 
 /*
  * Split the partition that holds @key in two if it has more than
- * store->part_max items: the upper half moves into a new partition under
+ * ps->part_max items: the upper half moves into a new partition under
  * the lock of the one split, so only that partition waits, and the new
  * map is published before that lock is dropped (part_lock_key()).
  */
@@ -202,10 +202,9 @@ bool part_split(struct parts *ps, const char *key, size_t nkey)
 	struct part_map *m, *nm = NULL;
 	struct rb_node **nodes = NULL;
 	struct part *p, *np = NULL;
+	bool retired = false;
 	uint64_t room = 0;
 	unsigned int i;
-
-	bool retired = false;
 
 	pthread_mutex_lock(&ps->split_lock);
 	m = ps->map;		/* only splits change it, under this mutex */

@@ -72,7 +72,6 @@
 #include "store.h"
 
 #include <assert.h>
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
