@@ -334,22 +334,37 @@ static void usage_entry(const char *left, const char *text)
 
 /* A row's option column: "-p, --port=<num>", "    --shards=<n>", or for
  * the TLS rows memcached sets with -o, "-o ssl_key=<file>". */
+/* An option's column: "-p, --port=<num>", "    --shards=<n>" or "-D <char>"
+ * (@opt 0: no letter; @arg NULL: no argument). */
+static void usage_opts(char *out, size_t room, int opt, const char *longopt,
+		       const char *arg)
+{
+	const char *eq = arg ? "=" : "", *a = arg ? arg : "";
+
+	if (opt && longopt)
+		snprintf(out, room, "-%c, --%s%s%s", opt, longopt, eq, a);
+	else if (longopt)
+		snprintf(out, room, "    --%s%s%s", longopt, eq, a);
+	else
+		snprintf(out, room, "-%c%s%s", opt, arg ? " " : "", a);
+}
+
+/* A row's option column, or for the TLS rows memcached sets with -o,
+ * "-o ssl_key=<file>". */
 static void usage_left(const struct setting_desc *d, char *out, size_t room)
 {
-	const char *eq = d->arg && !d->flag_value ? "=" : "";
-	const char *arg = d->arg && !d->flag_value ? d->arg : "";
+	const char *arg = d->flag_value ? NULL : d->arg;
 
-	if (d->opt > 0 && d->opt < 256 && d->longopt)
-		snprintf(out, room, "-%c, --%s%s%s", d->opt, d->longopt, eq,
-			 arg);
-	else if (d->longopt)
-		snprintf(out, room, "    --%s%s%s", d->longopt, eq, arg);
+	if (d->longopt || (d->opt > 0 && d->opt < 256))
+		usage_opts(out, room, d->opt < 256 ? d->opt : 0, d->longopt,
+			   arg);
 	else if (!strncmp(d->name, "ssl_", 4))
 		snprintf(out, room, "-o %s%s%s", d->name,
 			 d->type == SETTING_BOOL ? "" : "=",
-			 d->type == SETTING_BOOL ? "" : arg);
+			 d->type == SETTING_BOOL || !arg ? "" : arg);
 	else
-		snprintf(out, room, "   (config file) %s %s", d->name, arg);
+		snprintf(out, room, "   (config file) %s %s", d->name,
+			 arg ? arg : "");
 }
 
 static void usage_row(const struct setting_desc *d)
@@ -372,12 +387,7 @@ static void usage_other(const struct cmdline_opt *o)
 {
 	char left[64];
 
-	if (o->longopt)
-		snprintf(left, sizeof(left), "-%c, --%s%s%s", o->opt,
-			 o->longopt, o->arg ? "=" : "", o->arg ? o->arg : "");
-	else
-		snprintf(left, sizeof(left), "-%c %s", o->opt,
-			 o->arg ? o->arg : "");
+	usage_opts(left, sizeof(left), o->opt, o->longopt, o->arg);
 	usage_entry(left, o->help);
 }
 

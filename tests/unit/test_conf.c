@@ -687,8 +687,7 @@ static bool md_names(const char *md, const char *name, const char *want)
 		return false;
 	while (*++col == ' ')
 		;
-	return word_at(col, want) || (!strncmp(col, want, strlen(want)) &&
-				      col[strlen(want)] == ' ');
+	return word_at(col, want);
 }
 
 /*
