@@ -70,7 +70,8 @@ static uint64_t item_ghost_hash(const struct item *it)
 {
 	if (item_is_int(it))
 		return ghost_hash(true, it->ikey, 0);
-	return ghost_hash(false, 0, item_key_hash(item_key(it), it->nkey));
+	return ghost_hash(false, 0,
+			  (uint32_t)(item_key_hash(item_key(it), it->nkey) >> 32));
 }
 
 /* The bucket of @h and its fingerprint, never 0 (0 marks a free way). */
@@ -151,7 +152,7 @@ void queues_small_slide_locked(const struct store *s, struct shard *sh)
  */
 bool queues_ghost_take_locked(struct shard *sh, const struct keyref *k)
 {
-	if (!ghost_take_locked(sh, ghost_hash(k->isint, k->ikey, k->hash)))
+	if (!ghost_take_locked(sh, ghost_hash(k->isint, k->ikey, (uint32_t)(k->hash >> 32))))
 		return false;
 	sh->ghost_hits++;
 	return true;

@@ -33,7 +33,6 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 		it->ikey = ikey;
 		it->iflags = ITEM_INTKEY;
 	} else {
-		INIT_SLIST_NODE(&it->hnode);
 		RB_CLEAR_NODE(&it->rbnode);
 		it->iflags = 0;
 	}

@@ -8,16 +8,18 @@
  * from slab_alloc(): a slab class between jemalloc's size classes where
  * that costs less (core/slab.h).
  *
- * The anchors are embedded: hnode (hash chain, string keys) and rbnode (key
- * order, string keys, in a partition's rbtree, with subtree, the size of
- * the subtree it heads). No eviction list costs bytes in the item: the
- * shard's small queue is a ring of pointers indexed by the item's cas,
- * and its main queue is the order of the indexes themselves (evict.c). Integer keys are indexed by
- * the shard's radix tree, by value, and do not use hnode/rbnode: their
- * ikey shares that space (a union), and their block ends the header right
- * after ikey (item_data_offset(), told by ITEM_INTKEY), so an integer
- * item's hnode and rbnode do not even exist. Nothing that can be computed is stored: the hash of a string
- * key is recomputed when needed, the block's size comes from the shape.
+ * One anchor is embedded: rbnode (key order, string keys, in a
+ * partition's rbtree, with subtree, the size of the subtree it heads).
+ * The hash table of string keys is an array of pointers (htable.h) and
+ * costs the item nothing; no eviction list does either: the shard's small
+ * queue is a ring of pointers indexed by the item's cas, and its main
+ * queue is the order of the indexes themselves (evict.c). Integer keys
+ * are indexed by the shard's radix tree, by value, and do not use rbnode:
+ * their ikey shares that space (a union), and their block ends the header
+ * right after ikey (item_data_offset(), told by ITEM_INTKEY), so an
+ * integer item's rbnode does not even exist. Nothing that can be computed
+ * is stored: the hash of a string key is recomputed when needed, the
+ * block's size comes from the shape.
  *
  * Lifetime: an item is born with one reference, its creator's. Linking it
  * into the store hands that reference to the store; every lookup that
@@ -84,15 +86,12 @@ struct item {
 	 */
 	uint16_t subtree;
 	union {
-		struct {		/* string keys */
-			struct slist_node hnode; /* hash chain */
-			struct rb_node rbnode;	/* key order */
-		};
+		struct rb_node rbnode;	/* string keys: key order */
 		uint64_t ikey;		/* ITEM_INTKEY: the key's value */
 	};
 	/*
 	 * After the last field the item's key class uses (ikey for integer
-	 * keys, which do without hnode and rbnode; rbnode for the others):
+	 * keys, which do without rbnode; rbnode for the others):
 	 *   rel_time_t time;	last stored or fetched (flush_all, mg l,
 	 *			me la): item_time()
 	 * then the key, the value and its "\r\n", then the client flags,
@@ -114,11 +113,12 @@ struct item {
 /*
  * The header sizes decide the size class of the usual item: a 32-byte
  * value with a 6-digit integer key and flags 0 takes 36 + 6 + 34 = 76
- * bytes, with a 14-byte string key 60 + 14 + 34 = 108 (4 more with
- * flags).
+ * bytes, with a 14-byte string key 52 + 14 + 34 = 100 (4 more with
+ * flags); a 10-byte key and a 50-byte value 114, against 119 in
+ * memcached (its 48-byte header, the cas, the key's NUL).
  */
 _Static_assert(ITEM_INT_DATA == 36, "integer items: a 36-byte header");
-_Static_assert(ITEM_STR_DATA == 60, "string items: a 60-byte header");
+_Static_assert(ITEM_STR_DATA == 52, "string items: a 52-byte header");
 _Static_assert((ITEM_STR_TAIL - ITEM_INT_TAIL) % ITEM_INTKEY == 0,
 	       "item_tail() computes the tail from the ITEM_INTKEY bit");
 
@@ -361,19 +361,20 @@ void item_put(struct item *it);
 void item_free(struct item *it);
 
 /**
- * item_key_hash() - the 32-bit hash the store indexes a string key by
+ * item_key_hash() - the hash the store indexes a string key by
  * @key:  the bytes
  * @nkey: their number
  *
- * Part of hash_key()'s keyed SipHash; the store picks the shard from its top
- * bits and the hash bucket from its low bits.
+ * hash_key()'s keyed SipHash. Its high half is the string keys' 32-bit
+ * hash: the store picks the shard from its top bits and the slot of the
+ * hash table from its low bits (htable.h).
  *
  * Context: any, after hash_init().
  * Return: the hash.
  */
-static inline uint32_t item_key_hash(const char *key, size_t nkey)
+static inline uint64_t item_key_hash(const char *key, size_t nkey)
 {
-	return (uint32_t)(hash_key(key, nkey) >> 32);
+	return hash_key(key, nkey);
 }
 
 /**

@@ -14,7 +14,9 @@
 
 #include "alloc.h"
 
-#define REHASH_STEP		2	/* old buckets moved per write while growing */
+#define REHASH_STEP		4	/* old slots moved per write while growing:
+				 * 3 entries at a load of 3/4, done before
+				 * the new array is 3/4 full */
 
 #ifdef AK_LOCK_DEBUG
 __thread unsigned int ak_shards_held;
@@ -40,9 +42,8 @@ void shard_unlink_locked(struct store *s, struct shard *sh,
 		index_radix_sync_locked(s, sh, nodes);
 		sh->curr_int_items--;
 	} else {
-		hands_forget_locked(sh, it, NULL);
-		htable_del(&sh->ht, &it->hnode,
-			   item_key_hash(item_key(it), it->nkey));
+		hands_forget_locked(sh, htable_del(&sh->ht, it,
+				item_key_hash(item_key(it), it->nkey)));
 		part_erase_locked(&s->parts, it);
 		sh->curr_str_items--;
 	}
@@ -73,14 +74,14 @@ void shard_reclaim_locked(struct store *s, struct shard *sh,
 static struct item *hand_slot_scan_locked(const struct shard *sh,
 					  struct clock_hand *h)
 {
-	uint64_t n = htable_slots(&sh->ht);
+	uint64_t n = htable_slots_n(&sh->ht);
+	struct item *it;
 
 	ak_lock_assert_held(&sh->lock);
 	for (; h->slot < n; h->slot++) {
-		const struct slist_head *b = htable_slot(&sh->ht, h->slot);
-
-		if (b && !slist_empty(b))
-			return slist_entry(b->first, struct item, hnode);
+		it = htable_slot_entry(&sh->ht, h->slot);
+		if (it)
+			return it;
 	}
 	return NULL;
 }
@@ -101,12 +102,13 @@ struct item *shard_hand_item_locked(const struct shard *sh,
 				return got;
 			h->in_strs = true;
 			h->slot = 0;
-			h->item = NULL;
 		}
-		if (!h->item && sh->ht.count)
-			h->item = hand_slot_scan_locked(sh, h);
-		if (h->item)
-			return h->item;
+		if (sh->ht.count) {
+			struct item *it = hand_slot_scan_locked(sh, h);
+
+			if (it)
+				return it;
+		}
 		h->in_strs = false;
 		h->ikey = 0;
 	}
@@ -119,59 +121,65 @@ void shard_hand_step_locked(const struct shard *sh, struct clock_hand *h,
 {
 	ak_lock_assert_held(&sh->lock);
 	if (!item_is_int(it)) {
-		h->item = str_chain_next(it);
-		if (!h->item)
-			h->slot++;
+		h->slot++;
 	} else if (it->ikey == UINT64_MAX) {
 		h->in_strs = true;
 		h->slot = 0;
-		h->item = NULL;
 	} else {
 		h->ikey = it->ikey + 1;
 	}
 }
 
 /*
- * The body of shard_rehash_step_locked() while the table grows: move
- * REHASH_STEP old buckets. Return: the old array once the move is
- * complete (ak_free() it after unlocking), else NULL.
- */
-/*
- * Start growing @sh's hash table from 2^@bits buckets: allocate the new
+ * Start growing @sh's hash table from 2^@bits slots: allocate the new
  * array unlocked, install it under the lock. The arrays are outside the
  * memory limit, as memcached's hash table is outside its -m.
  * Context: no lock held; takes sh->lock.
  */
 void shard_grow(struct shard *sh, unsigned int bits)
 {
-	struct slist_head *buckets = htable_buckets_alloc(bits + 1);
+	uint64_t *slots = htable_slots_alloc(bits + 1);
 
-	if (!buckets)
+	if (!slots)
 		return;
 	shard_lock(sh);
 	if (sh->ht.bits == bits && htable_wants_grow(&sh->ht) &&
-	    !htable_grow_start(&sh->ht, buckets))
-		buckets = NULL;
+	    !htable_grow_start(&sh->ht, slots))
+		slots = NULL;
 	shard_unlock(sh);
-	ak_free(buckets);
+	ak_free(slots);
 }
 
-struct slist_head *shard_rehash_some_locked(struct shard *sh)
+/*
+ * The old array is gone: its slot numbers, before the new array's, go
+ * too (htable_slot_entry()); a hand among them goes to the first new slot.
+ */
+static void hand_regrown(struct clock_hand *h, uint64_t half)
 {
-	struct slist_head *old, *done = NULL;
-	struct slist_node *tmp;
+	if (h->in_strs)
+		h->slot = h->slot < half ? 0 : h->slot - half;
+}
+
+/*
+ * The body of shard_rehash_step_locked() while the table grows: move
+ * REHASH_STEP old slots. Return: the old array once the move is complete
+ * (ak_free() it after unlocking), else NULL.
+ */
+uint64_t *shard_rehash_some_locked(struct shard *sh)
+{
+	uint64_t *done = NULL;
 	struct item *it;
 	unsigned int i;
 
 	ak_lock_assert_held(&sh->lock);
-	for (i = 0; i < REHASH_STEP && (old = htable_rehash_bucket(&sh->ht));
-	     i++) {
-		slist_for_each_entry_safe(it, tmp, old, hnode) {
-			slist_del_init(&it->hnode, old);
-			slist_add_head(&it->hnode, htable_new_bucket(&sh->ht,
-				item_key_hash(item_key(it), it->nkey)));
-		}
-		done = htable_rehash_advance(&sh->ht);
+	for (i = 0; i < REHASH_STEP && htable_rehashing(&sh->ht); i++) {
+		it = htable_rehash_entry(&sh->ht);
+		done = htable_rehash_advance(&sh->ht, it ?
+				item_key_hash(item_key(it), it->nkey) : 0);
+	}
+	if (done) {
+		hand_regrown(&sh->hand, htable_size(sh->ht.bits - 1));
+		hand_regrown(&sh->expire_hand, htable_size(sh->ht.bits - 1));
 	}
 	return done;
 }

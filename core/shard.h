@@ -29,13 +29,14 @@
  * over to the other holders of a reference (the store's reference is
  * dropped: they free the block) or, when the store holds the last
  * reference, collected on a local list ("dead", through dead_next) and
- * freed with items_release() after unlocking; an old hash bucket array is
+ * freed with items_release() after unlocking; an old hash slot array is
  * freed after unlocking too. What does free under the lock is
  * radix_tree_delete(), which gives the nodes it empties back to the
  * thread's preload pool or, when the pool is full, to the allocator.
  *
  * Memory: s->mem_used counts the allocator bytes of every linked item plus
- * every shard's index bytes (hash bucket arrays and radix nodes). Any growth
+ * every shard's index bytes (radix nodes, S3-FIFO's ring and ghost; the
+ * hash tables are outside the limit, as memcached's are). Any growth
  * is reserved first with mem_charge_locked(), which evicts until the
  * reservation fits, so mem_used never exceeds the limit.
  *
@@ -47,11 +48,11 @@
  *    (map_find(), part_lock_key());
  *  - curr_items = curr_int_items + curr_str_items, the entries of the
  *    indexes; bytes the sum of the linked items' item_alloc_size(),
- *    index_bytes htable_memory() + radix nodes * node size +
- *    queues_memory();
- *  - the eviction hand and the expiry hand, on the string part, point at
- *    a linked string item of the shard's hash table or are NULL (the
- *    start of their slot);
+ *    index_bytes radix nodes * node size + queues_memory(); the hash
+ *    table's array keeps an empty slot and each entry where linear
+ *    probing from its home finds it (htable.h);
+ *  - the eviction hand and the expiry hand, on the string part, are at a
+ *    slot of the shard's hash table or one past the last;
  *  - S3-FIFO's small ring holds only linked items of the shard, each at
  *    the slot of its cas's sequence number, small_items and small_bytes
  *    their count and bytes; ghost_entries the ghost's fingerprints.
@@ -91,14 +92,13 @@
 /*
  * A position in a shard's items: the next integer index to visit (the
  * radix tree, in key order), or in the string part (the hash table, slot
- * by slot: htable_slot()) the next string item, or when item is NULL the
- * start of slot; past the last slot the next lap begins.
+ * by slot: htable_slot_entry()) the next slot to look at; past the last
+ * slot the next lap begins.
  */
 struct clock_hand {
 	bool in_strs;
 	uint64_t ikey;
 	uint64_t slot;
-	struct item *item;
 };
 
 /* Items to free once the shard lock is dropped (see dead_push()). */
@@ -197,7 +197,7 @@ struct keyref {
 	size_t nkey;
 	bool isint;
 	uint64_t ikey;
-	uint32_t hash;
+	uint64_t hash;			/* item_key_hash(); 0 for an integer */
 };
 
 static inline void items_release(struct dead_list *dead)
@@ -367,10 +367,10 @@ static inline struct shard *shard_of_int(const struct store *s, uint64_t ikey)
 	return &s->shards[(ikey >> RADIX_TREE_MAP_SHIFT) & s->shard_mask];
 }
 
-static inline struct shard *shard_of_hash(const struct store *s, uint32_t hash)
+static inline struct shard *shard_of_hash(const struct store *s, uint64_t hash)
 {
-	/* top bits pick the shard, low bits the bucket: independent */
-	return &s->shards[s->shard_bits ? hash >> (32 - s->shard_bits) : 0];
+	/* top bits pick the shard, those under them the slot: independent */
+	return &s->shards[s->shard_bits ? hash >> (64 - s->shard_bits) : 0];
 }
 
 static inline struct shard *shard_of(const struct store *s, const struct keyref *k)
@@ -484,33 +484,25 @@ static inline enum store_miss item_state(const struct store *s,
 	return STORE_HIT;
 }
 
-/* The item after @it in its hash chain (NULL: the chain ends). */
-static inline struct item *str_chain_next(const struct item *it)
-{
-	return slist_entry_safe(it->hnode.next, struct item, hnode);
-}
-
 /*
- * A string item leaves the hash table (@repl NULL; called before it is
- * taken off its chain) or is replaced there by @repl: no hand may keep
- * pointing at it.
+ * A string item left slot @slot of the hash table, and the items after it
+ * may have moved back into it: a hand that has just passed the slot (the
+ * item it looked at last was there) goes back to it, so that it still
+ * sees the item moved in. (One further on may pass an item moved from
+ * ahead of it to behind it: that item waits a lap, as an item moved by a
+ * growth may.)
  */
-static inline void hand_forget(struct clock_hand *h, struct item *it,
-			       struct item *repl)
+static inline void hand_forget(struct clock_hand *h, uint64_t slot)
 {
-	if (!h->in_strs || h->item != it)
-		return;
-	h->item = repl ? repl : str_chain_next(it);
-	if (!h->item)
-		h->slot++;
+	if (h->in_strs && h->slot == slot + 1)
+		h->slot = slot;
 }
 
-static inline void hands_forget_locked(struct shard *sh, struct item *it,
-				       struct item *repl)
+static inline void hands_forget_locked(struct shard *sh, uint64_t slot)
 {
 	ak_lock_assert_held(&sh->lock);
-	hand_forget(&sh->hand, it, repl);
-	hand_forget(&sh->expire_hand, it, repl);
+	hand_forget(&sh->hand, slot);
+	hand_forget(&sh->expire_hand, slot);
 }
 
 /* The slot of the small queue that holds @it if it is there. */
@@ -611,13 +603,13 @@ struct item *shard_hand_item_locked(const struct shard *sh,
 void shard_hand_step_locked(const struct shard *sh, struct clock_hand *h,
 			    const struct item *it);
 void shard_grow(struct shard *sh, unsigned int bits);
-struct slist_head *shard_rehash_some_locked(struct shard *sh);
+uint64_t *shard_rehash_some_locked(struct shard *sh);
 
 /*
- * Move a few old buckets of a growing hash table. Return: the old array
+ * Move a few old slots of a growing hash table. Return: the old array
  * once the move is complete (ak_free() it after unlocking), else NULL.
  */
-static inline struct slist_head *shard_rehash_step_locked(struct shard *sh)
+static inline uint64_t *shard_rehash_step_locked(struct shard *sh)
 {
 	ak_lock_assert_held(&sh->lock);
 	if (likely(!htable_rehashing(&sh->ht)))
@@ -736,7 +728,8 @@ static inline bool queues_want_grow_locked(const struct shard *sh)
  * key may add).
  * Context: sh->lock held (the partition lock is taken inside).
  * Return: 0, or -ENOMEM when a radix insert was not preloaded enough and
- * the allocator failed (nothing changed).
+ * the allocator failed, or the hash table is full because its larger
+ * array could not be had (nothing changed).
  */
 static inline int shard_link_locked(struct store *s, struct shard *sh,
 				    struct link *l, struct dead_list *dead)
@@ -752,11 +745,11 @@ static inline int shard_link_locked(struct store *s, struct shard *sh,
 		else if (radix_tree_insert(&sh->ints, it->ikey, it))
 			return -ENOMEM;	/* not preloaded enough */
 	} else if (old) {
-		htable_replace(&sh->ht, &old->hnode, &it->hnode, l->k->hash);
-		hands_forget_locked(sh, old, it);
+		htable_replace(&sh->ht, old, it, l->k->hash);
 		part_replace_locked(&s->parts, old, it);
 	} else {
-		htable_add(&sh->ht, &it->hnode, l->k->hash);
+		if (unlikely(htable_add(&sh->ht, it, l->k->hash)))
+			return -ENOMEM;	/* the table could not grow */
 		l->split = part_insert_locked(&s->parts, it);
 	}
 	queues_link_locked(s, sh, l);

@@ -59,15 +59,34 @@ static size_t radix_insert_worst_locked(const struct store *s,
 
 /* ---- one shard's indexes (all _locked: the caller holds sh->lock) ---- */
 
-static inline struct item *shard_find_locked(const struct shard *sh,
-					     const struct keyref *k)
+static inline __attribute__((always_inline))
+struct item *shard_find_locked(const struct shard *sh, const struct keyref *k)
 {
+	struct htable_probe p;
 	struct item *it;
 
 	ak_lock_assert_held(&sh->lock);
 	if (k->isint)
 		return radix_tree_lookup(&sh->ints, k->ikey);
-	slist_for_each_entry(it, htable_bucket(&sh->ht, k->hash), hnode) {
+	if (likely(!htable_rehashing(&sh->ht))) {
+		/* htable_first()'s loop, for the table that is not growing */
+		uint64_t mask = htable_size(sh->ht.bits) - 1, w;
+		uint64_t i = htable_home(k->hash, sh->ht.bits);
+		uint64_t tag = htable_tag(k->hash);
+
+		while ((w = sh->ht.slots[i]) != 0) {
+			if ((w & ~HTABLE_PTR_MASK) == tag) {
+				it = htable_ptr(w);
+				if (it->nkey == k->nkey &&
+				    !memcmp(item_key(it), k->key, k->nkey))
+					return it;
+			}
+			i = (i + 1) & mask;
+		}
+		return NULL;
+	}
+	for (it = htable_first(&sh->ht, k->hash, &p); it;
+	     it = htable_next(&sh->ht, &p)) {
 		if (it->nkey == k->nkey &&
 		    !memcmp(item_key(it), k->key, k->nkey))
 			return it;
@@ -237,7 +256,7 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 	}
 	c->defer = true;
 	for (round = 0;; round++) {
-		struct slist_head *old_buckets;
+		uint64_t *old_slots;
 		unsigned int grow_bits = 0;
 		bool grow_queues;
 		DEAD_LIST(dead);
@@ -247,14 +266,14 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		ret = shard_store_locked(s, sh, c, &dead);
 		if (c->split)	/* the item is the store's once unlocked */
 			memcpy(split_key, c->k.key, c->k.nkey);
-		old_buckets = shard_rehash_step_locked(sh);
+		old_slots = shard_rehash_step_locked(sh);
 		/* memcached's rule: a load of 1.5 */
 		if (!c->k.isint && htable_wants_grow(&sh->ht))
 			grow_bits = sh->ht.bits;
 		grow_queues = queues_want_grow_locked(sh);
 		shard_unlock(sh);
 		items_release(&dead);
-		ak_free(old_buckets);
+		ak_free(old_slots);
 		if (grow_bits)
 			shard_grow(sh, grow_bits);
 		if (grow_queues)
@@ -536,7 +555,7 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 
 int store_delete(struct store *s, const char *key, size_t nkey)
 {
-	struct slist_head *old_buckets;
+	uint64_t *old_slots;
 	struct item *it;
 	DEAD_LIST(dead);
 	struct keyref k;
@@ -550,10 +569,10 @@ int store_delete(struct store *s, const char *key, size_t nkey)
 	it = shard_find_live_locked(s, sh, &k, store_now(s), &dead, NULL);
 	if (it)
 		shard_unlink_locked(s, sh, it, &dead);
-	old_buckets = shard_rehash_step_locked(sh);
+	old_slots = shard_rehash_step_locked(sh);
 	shard_unlock(sh);
 	items_release(&dead);
-	ak_free(old_buckets);
+	ak_free(old_slots);
 	return it ? 0 : -ENOENT;
 }
 

@@ -19,7 +19,7 @@
  * Keys: an integer key (canonical unsigned 64-bit decimal, see
  * key_is_integer()) lives in the radix tree of shard (value >> 6) %
  * nshards; any other key lives in the hash table of the shard given by
- * the top bits of item_key_hash() (its low bits pick the bucket) and in
+ * the top bits of item_key_hash() (the bits under them pick the slot) and in
  * the rbtree of the partition whose interval holds it. Keyspace order
  * (what ranges walk) is integer keys by value, then other keys bytewise
  * (key_compare()).
@@ -46,8 +46,8 @@ struct store_config {
 	size_t mem_limit;		/* bytes for items + indexes; 0: no limit */
 	size_t item_size_max;		/* largest item block (-I); 0: 1 MB */
 	unsigned int nshards;		/* power of two, 1..4096 */
-	unsigned int hash_bits;		/* initial log2 buckets per shard, 1..30;
-					 * 0: 4 */
+	unsigned int hash_bits;		/* initial log2 hash slots per shard,
+					 * 2..30; 0: 4 */
 	bool no_evict;			/* -M: refuse instead of evicting */
 	uint64_t part_max;		/* string items a partition of the
 					 * order splits above; 0: 65536 */
@@ -120,7 +120,7 @@ struct store_stats {
 	uint64_t small_aged;		/* small -> main, out of the ring */
 	uint64_t expire_checked;	/* items the expiry hand looked at, and */
 	uint64_t expire_reclaimed;	/* reclaimed (since the start) */
-	uint64_t hash_buckets;		/* buckets over all shards */
+	uint64_t hash_buckets;		/* hash slots over all shards */
 	uint64_t hash_bytes;		/* their arrays (not in the limit) */
 	uint64_t radix_nodes;		/* radix nodes over all shards */
 	uint64_t rehashing;		/* shards growing their table now */
@@ -134,7 +134,8 @@ struct store_stats {
  * store_create() - make an empty store
  * @cfg: sizes and policies (copied)
  *
- * The empty indexes (nshards * 2^hash_bits buckets) count against
+ * The empty indexes (S3-FIFO's first rings and ghosts; the hash tables,
+ * nshards * 2^hash_bits slots, are outside the limit) count against
  * mem_limit and must fit in it. String keys are hashed with hash_key(), so
  * hash_init() (or hash_set_seed()) should have run.
  *
@@ -578,16 +579,16 @@ void store_stats(struct store *s, struct store_stats *st);
 int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st);
 
 /**
- * store_hash_max_chain() - the longest hash chain over every shard
+ * store_hash_max_probe() - the longest probe of a hit over every shard
  * @s: the store
  *
- * Walks every bucket of every table, so it costs O(items); for a debugging
+ * Walks every slot of every table, so it costs O(slots); for a debugging
  * stat ("stats anchorkv"), not for the plain "stats" a monitor polls.
  *
  * Context: takes and releases each shard lock in turn.
- * Return: the length of the longest chain.
+ * Return: the most slots a lookup of a stored key reads (htable_max_probe()).
  */
-uint64_t store_hash_max_chain(struct store *s);
+uint64_t store_hash_max_probe(struct store *s);
 
 /**
  * store_stats_reset() - zero the resettable counters (stats reset)
@@ -664,7 +665,7 @@ size_t store_memory_used(const struct store *s);
  * @len: room in @why
  *
  * Per shard: every item is linked, in exactly the index
- * of its key class (radix by value, or hash bucket and rbtree) of the right
+ * of its key class (radix by value, or hash table and rbtree) of the right
  * shard; the rbtree is in order and the radix tree and hash hold exactly
  * those items; the counters, bytes and index bytes match; every item of
  * the small queue sits at the slot of its cas in the ring's window, and
@@ -672,7 +673,7 @@ size_t store_memory_used(const struct store *s);
  * counter equals the shards' total and is within the limit; that last part
  * holds only while no other thread uses the store.
  *
- * Context: takes and releases each shard lock in turn; O(items + buckets).
+ * Context: takes and releases each shard lock in turn; O(items + slots).
  * Return: 0, or -EUCLEAN with @why filled.
  */
 int store_check_invariants(struct store *s, char *why, size_t len);

@@ -16,38 +16,49 @@
 	return -EUCLEAN;					\
 } while (0)
 
-static bool bucket_holds(const struct slist_head *b, const struct item *it)
+/* Whether a lookup of hash @hv in @sh's table finds @it. */
+static bool table_finds(const struct shard *sh, uint64_t hv,
+			const struct item *it)
 {
+	struct htable_probe p;
 	const struct item *cur;
 
-	slist_for_each_entry(cur, b, hnode)
+	for (cur = htable_first(&sh->ht, hv, &p); cur;
+	     cur = htable_next(&sh->ht, &p))
 		if (cur == it)
 			return true;
 	return false;
 }
 
-/* Count a bucket array's entries, checking each is in its right bucket. */
-static int check_buckets_locked(const struct shard *sh,
-				const struct slist_head *arr, uint64_t from,
-				uint64_t to, uint64_t *count, char *why,
-				size_t len)
+/*
+ * Count an array's entries (slots @from up), checking each word's tag is
+ * its key's home slot and the array keeps a free slot.
+ */
+static int check_slots_locked(const struct shard *sh, const uint64_t *arr,
+			      unsigned int bits, uint64_t from,
+			      uint64_t *count, char *why, size_t len)
 {
+	uint64_t i, w, hv, empty = 0;
 	const struct item *it;
-	uint64_t i;
 
 	ak_lock_assert_held(&sh->lock);
-	for (i = from; i < to; i++) {
-		slist_for_each_entry(it, &arr[i], hnode) {
-			if (!item_is_int(it) && htable_bucket(&sh->ht,
-				item_key_hash(item_key(it), it->nkey)) != &arr[i])
-				CHECK_FAIL("shard %u: item in a wrong bucket",
-					   sh->index);
-			if (!(it->iflags & ITEM_LINKED) || item_is_int(it))
-				CHECK_FAIL("shard %u: bad item in the hash",
-					   sh->index);
-			(*count)++;
+	for (i = from; i < htable_size(bits); i++) {
+		w = arr[i];
+		if (!htable_used(w)) {
+			empty++;
+			continue;
 		}
+		it = htable_ptr(w);
+		if (!(it->iflags & ITEM_LINKED) || item_is_int(it))
+			CHECK_FAIL("shard %u: bad item in the hash", sh->index);
+		hv = item_key_hash(item_key(it), it->nkey);
+		if ((w & ~HTABLE_PTR_MASK) != htable_tag(hv) ||
+		    htable_word_home(w, i, bits) != htable_home(hv, bits))
+			CHECK_FAIL("shard %u: item in a wrong slot", sh->index);
+		(*count)++;
 	}
+	if (!empty)
+		CHECK_FAIL("shard %u: hash array full", sh->index);
 	return 0;
 }
 
@@ -77,26 +88,19 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 		if (key_is_integer(item_key(it), it->nkey, NULL) ||
 		    item_key(it) != (const char *)it + ITEM_STR_DATA)
 			CHECK_FAIL("shard %u: bad string key", sh->index);
-		if (!bucket_holds(htable_bucket(&sh->ht, k.hash), it))
-			CHECK_FAIL("shard %u: string item not in its bucket",
-				   sh->index);
+		if (!table_finds(sh, k.hash, it))
+			CHECK_FAIL("shard %u: string item not found in the "
+				   "hash", sh->index);
 	}
 	return 0;
 }
 
-/* A hand on the string part points at a linked string item of @sh. */
+/* A hand on the string part is at a slot of @sh's table or one past. */
 static bool check_hand_locked(const struct shard *sh,
 			      const struct clock_hand *h)
 {
-	const struct item *it = h->item;
-
 	ak_lock_assert_held(&sh->lock);
-	if (!h->in_strs || !it)
-		return true;
-	return !item_is_int(it) && (it->iflags & ITEM_LINKED) &&
-	       bucket_holds(htable_bucket(&sh->ht,
-					  item_key_hash(item_key(it), it->nkey)),
-			    it);
+	return !h->in_strs || h->slot <= htable_slots_n(&sh->ht);
 }
 
 /*
@@ -253,25 +257,21 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	nint = sh->ints.count;
 	nstr = sh->ht.count;
 
-	for (slot = 0; slot < htable_slots(&sh->ht); slot++) {
-		const struct slist_head *b = htable_slot(&sh->ht, slot);
-
-		if (!b)
+	for (slot = 0; slot < htable_slots_n(&sh->ht); slot++) {
+		it = htable_slot_entry(&sh->ht, slot);
+		if (!it)
 			continue;
-		slist_for_each_entry(it, b, hnode) {
-			if (item_is_int(it) || !(it->iflags & ITEM_LINKED))
-				CHECK_FAIL("shard %u: bad item in the hash",
-					   sh->index);
-			err = check_item_locked(s, sh, it, why, len);
-			if (err)
-				return err;
-			if (!part_holds(s, it))
-				CHECK_FAIL("shard %u: string item not in its "
-					   "partition", sh->index);
-			bytes += item_alloc_size(it);
-			doubt += item_doubtful(s, it);
-			cnt++;
-		}
+		if (item_is_int(it) || !(it->iflags & ITEM_LINKED))
+			CHECK_FAIL("shard %u: bad item in the hash", sh->index);
+		err = check_item_locked(s, sh, it, why, len);
+		if (err)
+			return err;
+		if (!part_holds(s, it))
+			CHECK_FAIL("shard %u: string item not in its "
+				   "partition", sh->index);
+		bytes += item_alloc_size(it);
+		doubt += item_doubtful(s, it);
+		cnt++;
 	}
 	if (cnt != nstr)
 		CHECK_FAIL("shard %u: hash slots have %llu of %llu", sh->index,
@@ -315,12 +315,11 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 			   (unsigned long long)bytes);
 
 	cnt = 0;
-	size = (uint64_t)1 << sh->ht.bits;
-	err = check_buckets_locked(sh, sh->ht.buckets, sh->ht.rehash_pos,
-				   size, &cnt, why, len);
-	if (!err && sh->ht.next)
-		err = check_buckets_locked(sh, sh->ht.next, 0, 2 * size, &cnt,
-					   why, len);
+	err = check_slots_locked(sh, sh->ht.slots, sh->ht.bits, 0, &cnt, why,
+				 len);
+	if (!err && sh->ht.old)
+		err = check_slots_locked(sh, sh->ht.old, sh->ht.bits - 1,
+					 sh->ht.rehash_pos, &cnt, why, len);
 	if (err)
 		return err;
 	if (cnt != nstr)

@@ -81,20 +81,20 @@ int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st)
 	return 0;
 }
 
-uint64_t store_hash_max_chain(struct store *s)
+uint64_t store_hash_max_probe(struct store *s)
 {
 	uint64_t max = 0;
 	unsigned int i;
 
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
-		unsigned int chain;
+		unsigned int probe;
 
 		shard_lock(sh);
-		chain = htable_max_chain(&sh->ht);
+		probe = htable_max_probe(&sh->ht);
 		shard_unlock(sh);
-		if (chain > max)
-			max = chain;
+		if (probe > max)
+			max = probe;
 	}
 	return max;
 }
@@ -183,16 +183,16 @@ struct store *store_create(const struct store_config *cfg)
 
 	for (i = 0; i < n; i++, ok++) {
 		struct shard *sh = &s->shards[i];
-		struct slist_head *buckets = htable_buckets_alloc(bits);
+		uint64_t *slots = htable_slots_alloc(bits);
 
-		if (!buckets)
+		if (!slots)
 			break;
 		if (queues_init(sh, bits)) {
-			ak_free(buckets);
+			ak_free(slots);
 			break;
 		}
 		ak_lock_init(&sh->lock);
-		htable_init(&sh->ht, buckets, bits);
+		htable_init(&sh->ht, slots, bits);
 		radix_tree_init(&sh->ints);
 		sh->index = i;
 		/* the hash table is outside the limit, as memcached's is */
@@ -258,26 +258,26 @@ void store_presize(struct store *s, uint64_t str_items)
 		       s->cfg.nshards + 1;
 	unsigned int bits = HTABLE_MIN_BITS, i;
 
-	/* as many buckets as keep the table below its growth point */
-	while (bits < HTABLE_MAX_BITS && htable_size(bits) * 3 / 2 < per)
+	/* as many slots as keep the table below its growth point */
+	while (bits < HTABLE_MAX_BITS && htable_size(bits) * 3 / 4 < per)
 		bits++;
 	for (i = 0; i < s->cfg.nshards; i++) {
 		struct shard *sh = &s->shards[i];
-		struct slist_head *buckets, *old;
+		uint64_t *slots, *old;
 
 		if (bits <= sh->ht.bits)
 			continue;
-		buckets = htable_buckets_alloc(bits);
-		if (!buckets)
+		slots = htable_slots_alloc(bits);
+		if (!slots)
 			return;
 		shard_lock(sh);
-		if (sh->ht.count || sh->ht.next || sh->ht.bits >= bits) {
+		if (sh->ht.count || sh->ht.old || sh->ht.bits >= bits) {
 			shard_unlock(sh);
-			ak_free(buckets);
+			ak_free(slots);
 			continue;
 		}
-		old = sh->ht.buckets;
-		htable_init(&sh->ht, buckets, bits);
+		old = sh->ht.slots;
+		htable_init(&sh->ht, slots, bits);
 		shard_unlock(sh);
 		ak_free(old);
 	}

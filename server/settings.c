@@ -36,7 +36,7 @@ struct settings settings;
 #define HASH_POWER_MAX		30
 #define HASH_BITS_MIN		4
 #define HASH_POWER_FLOOR	8	/* the least hash_power accepts */
-#define HASH_SHARE_OF_LIMIT	64	/* first buckets: at most 1/64 of -m */
+#define HASH_SHARE_OF_LIMIT	64	/* first slots: at most 1/64 of -m */
 #define ITEM_SIZE_MIN		1024u
 #define ITEM_SIZE_MAX		(1024u * 1024 * 1024)
 
@@ -406,7 +406,7 @@ const struct setting_desc setting_table[] = {
 	{ "hash_power", OPT_HASH_POWER, "hash-power", NULL,
 	  UINT(hash_power, HASH_POWER_MIN, HASH_POWER_MAX), .def = "16",
 	  .arg = "<n>",
-	  .help = "log2 of the initial hash buckets over all shards" },
+	  .help = "log2 of the initial hash slots over all shards" },
 	{ "max_item_size", 'I', "max-item-size", NULL, OTHER(set_item_size_max),
 	  .def = "1m", .arg = "<size>",
 	  .expect = "a size from 1k to 1024m, such as 1m or 4096",

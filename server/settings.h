@@ -80,7 +80,7 @@ struct settings {
 	char prefix_delimiter;			/* -D: stats detail's */
 	bool detail_enabled;			/* -D given: stats detail on */
 	unsigned int shards;			/* 0: auto (settings_finish) */
-	unsigned int hash_power;		/* log2 buckets, all shards */
+	unsigned int hash_power;		/* log2 hash slots, all shards */
 	unsigned int hash_bits;			/* per shard (settings_finish) */
 
 	/* what the protocol engine reads (item_size_max, range_max, cas,

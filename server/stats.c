@@ -337,7 +337,7 @@ static void stats_anchorkv(struct server *srv, struct reply *out)
 	stats_sum(srv, &t);
 	store_stats(srv->store, &st);
 	stats_own(out, &t, &st);
-	stat_u64(out, "hash_max_chain", store_hash_max_chain(srv->store));
+	stat_u64(out, "hash_max_probe", store_hash_max_probe(srv->store));
 }
 
 /* One group of lines per shard, for spotting a shard that holds more. */

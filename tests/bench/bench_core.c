@@ -153,7 +153,6 @@ static struct item *block_new(const char *key, size_t nkey)
 	struct item *it = xmalloc(ITEM_STR_DATA + nkey + 2);
 
 	memset(it, 0, ITEM_STR_DATA);	/* iflags 0: a string key's header */
-	INIT_SLIST_NODE(&it->hnode);
 	RB_CLEAR_NODE(&it->rbnode);
 	it->nkey = (uint8_t)nkey;
 	it->refcount = 1;
@@ -249,11 +248,12 @@ static void bench_radix(struct bench *b)
 }
 
 static struct item *htable_find(struct htable *ht, const char *key,
-				size_t nkey, uint32_t hash)
+				size_t nkey, uint64_t hash)
 {
+	struct htable_probe pr;
 	struct item *it;
 
-	slist_for_each_entry(it, htable_bucket(ht, hash), hnode)
+	for (it = htable_first(ht, hash, &pr); it; it = htable_next(ht, &pr))
 		if (it->nkey == nkey && !memcmp(item_key(it), key, nkey))
 			return it;
 	return NULL;
@@ -267,28 +267,27 @@ static void bench_htable(struct bench *b)
 	uint64_t sum = 0;
 	double t;
 
-	while (((size_t)1 << bits) < b->n)
+	/* below the growth point (3/4), as the store keeps it */
+	while (((size_t)3 << bits) / 4 <= b->n)
 		bits++;
-	htable_init(&ht, htable_buckets_alloc(bits), bits);
+	htable_init(&ht, htable_slots_alloc(bits), bits);
 	for (i = 0; i < b->n; i++) {
 		struct item *it = b->blocks[i];
 
-		htable_add(&ht, &it->hnode,
-			   item_key_hash(item_key(it), it->nkey));
+		htable_add(&ht, it, item_key_hash(item_key(it), it->nkey));
 	}
 	for (run = 0; run < RUNS; run++) {
 		size_t off = sample_off(b, run);
 
 		for (i = off; i < off + p; i++)
-			htable_del(&ht, &b->blocks[b->perm[i]]->hnode,
+			htable_del(&ht, b->blocks[b->perm[i]],
 				   item_key_hash(item_key(b->blocks[b->perm[i]]),
 						 b->blocks[b->perm[i]]->nkey));
 		t = now_ns();
 		for (i = off; i < off + p; i++) {
 			struct item *it = b->blocks[b->perm[i]];
 
-			htable_add(&ht, &it->hnode,
-				   item_key_hash(item_key(it), it->nkey));
+			htable_add(&ht, it, item_key_hash(item_key(it), it->nkey));
 		}
 		b->ns[ROW_HASH_INSERT][run] = (now_ns() - t) / (double)p;
 
@@ -305,8 +304,6 @@ static void bench_htable(struct bench *b)
 		b->ns[ROW_HASH_LOOKUP][run] = (now_ns() - t) / (double)p;
 	}
 	sink += sum;
-	for (i = 0; i < b->n; i++)
-		INIT_SLIST_NODE(&b->blocks[i]->hnode);
 	htable_destroy(&ht);
 }
 

@@ -8,11 +8,17 @@ Two checks, neither of which times anything:
   shard). An unkeyed hash, whatever its formula, places the keys the same
   way in both; with a random per-process key the two count vectors agree
   with a probability far below 1e-12. This fails for any unkeyed hash.
-- test_siphash_keeps_chains_short: keys built to collide under one
+- test_siphash_keeps_probes_short: keys built to collide under one
   well-known unkeyed hash (Java's String.hashCode(): "Aa" and "BB" hash
   alike, so the 2^17 keys of 17 such blocks share one value) are stored,
-  and "stats anchorkv"'s hash_max_chain (a full scan of every bucket) must
-  stay within what random keys give (union bound, Poisson tail, 1e-6).
+  and "stats anchorkv"'s hash_max_probe (the longest lookup of a stored
+  key, a full scan of the tables) must stay within what random keys give.
+  The table probes linearly, so a lookup reads at most the run of used
+  slots it lies in; a run of k slots that starts after an empty one holds
+  only keys whose home is in it, so some k keys hashed into k slots:
+  union bound over every slot, Poisson tail at the table's greatest load
+  (3/4), 1e-6. Colliding keys under an unkeyed hash would share one run
+  of 100,000.
 """
 import itertools
 import math
@@ -29,21 +35,26 @@ def colliding_keys(n):
     return [b"hc:" + b"".join(b) for b in itertools.islice(blocks, n)]
 
 
-def max_chain_bound(n, m, p=1e-6):
-    """Smallest k with m * P(Poisson(n / m) >= k) < p: for random keys the
-    longest of m chains reaches k with probability below p."""
-    lam = n / m
+def poisson_tail(lam, k):
+    """P(Poisson(lam) >= k)."""
+    tail = 0.0
+    term = math.exp(-lam + k * math.log(lam) - math.lgamma(k + 1))
+    j = k
+    while term > 1e-300 and j < k + 5000:
+        tail += term
+        j += 1
+        term *= lam / j
+    return tail
+
+
+def max_probe_bound(m, load=0.75, p=1e-6):
+    """Smallest k with m * P(Poisson(k * load) >= k) < p: for random keys
+    no run of used slots in m slots at that load reaches k, but with
+    probability below p."""
     k = 1
-    while True:
-        tail, term = 0.0, math.exp(-lam) * lam ** k / math.factorial(k)
-        j = k
-        while term > 1e-300 and j < k + 200:
-            tail += term
-            j += 1
-            term *= lam / j
-        if m * tail < p:
-            return k
+    while m * poisson_tail(k * load, k) >= p:
         k += 1
+    return k
 
 
 def shard_counts(srv, keys):
@@ -69,7 +80,7 @@ def test_same_keys_spread_differently_in_two_processes(start_server):
     assert first != second, first
 
 
-def test_siphash_keeps_chains_short(start_server):
+def test_siphash_keeps_probes_short(start_server):
     srv = start_server(["-m", "256"])
     keys = colliding_keys(N_KEYS)
     with srv.conn(timeout=60) as c:
@@ -80,13 +91,12 @@ def test_siphash_keeps_chains_short(start_server):
         assert c.cmd("count [hc: (hc;") == b"COUNT %d" % N_KEYS
         st = c.stats("anchorkv")
         growing = c.stats()["hash_is_expanding"] != "0"
-    chain = int(st["hash_max_chain"])
-    buckets = int(st["hash_buckets"])
+    probe = int(st["hash_max_probe"])
+    slots = int(st["hash_buckets"])
     assert int(st["curr_str_items"]) == N_KEYS
-    # while a shard grows its table, part of it is indexed by the old,
-    # half-size array: count half the buckets then
-    bound = max_chain_bound(N_KEYS, buckets // 2 if growing else buckets)
-    print("hash_max_chain %d over %d buckets for %d colliding keys; bound "
-          "for random keys %d; under 31*h+c they share one chain" % (
-              chain, buckets, N_KEYS, bound))
-    assert 1 <= chain <= bound, (chain, bound, buckets)
+    # while a shard grows its table, its old, half-size array counts too
+    bound = max_probe_bound(slots + slots // 2 if growing else slots)
+    print("hash_max_probe %d over %d slots for %d colliding keys; bound "
+          "for random keys %d; under 31*h+c they share one run" % (
+              probe, slots, N_KEYS, bound))
+    assert 1 <= probe <= bound, (probe, bound, slots)

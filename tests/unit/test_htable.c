@@ -281,17 +281,32 @@ out:
 	ak_free(lo);
 	ak_free(hi);
 }
-
-/* ---- htable: the embedding structure and the user's loops ---- */
+/* ---- htable: the user's objects and loops ---- */
 
 struct elem {
-	struct slist_node hnode;
-	uint64_t hash;		/* cached: the move loop needs it */
+	uint64_t hv;		/* as the table was told it */
 	uint32_t id;		/* the model's index */
 	uint32_t version;	/* bumped by each replace */
 	uint8_t nkey;
 	char key[40];
 };
+
+/*
+ * How the elements' hashes are made: the key's hash itself, or with the
+ * home bits squeezed onto a few values (@crowd > 0: the high half keeps
+ * only multiples of 2^crowd), so that runs of used slots grow long and
+ * wrap around the end of the array.
+ */
+static unsigned int crowd;
+
+static uint64_t hv_of(const char *key, size_t n)
+{
+	uint64_t h = hash_key(key, n);
+
+	if (crowd)
+		h &= ~((((uint64_t)1 << crowd) - 1) << 32);
+	return h;
+}
 
 static size_t key_of(uint32_t id, char *buf)
 {
@@ -306,23 +321,22 @@ static struct elem *elem_new(uint32_t id, uint32_t version)
 
 	if (!e)
 		return NULL;
-	INIT_SLIST_NODE(&e->hnode);
 	e->id = id;
 	e->version = version;
 	e->nkey = (uint8_t)key_of(id, e->key);
-	e->hash = hash_key(e->key, e->nkey);
+	e->hv = hv_of(e->key, e->nkey);
 	return e;
 }
 
-/* The user's lookup loop: the table only names the bucket. */
+/* The user's lookup loop: the table names the candidates. */
 static struct elem *elem_lookup(const struct htable *ht, const char *key,
-				size_t nkey, uint64_t hash)
+				size_t nkey, uint64_t hv)
 {
+	struct htable_probe p;
 	struct elem *e;
 
-	slist_for_each_entry(e, htable_bucket(ht, hash), hnode)
-		if (e->hash == hash && e->nkey == nkey &&
-		    !memcmp(e->key, key, nkey))
+	for (e = htable_first(ht, hv, &p); e; e = htable_next(ht, &p))
+		if (e->nkey == nkey && !memcmp(e->key, key, nkey))
 			return e;
 	return NULL;
 }
@@ -332,267 +346,439 @@ static struct elem *lookup_id(const struct htable *ht, uint32_t id)
 	char key[40];
 	size_t n = key_of(id, key);
 
-	return elem_lookup(ht, key, n, hash_key(key, n));
+	return elem_lookup(ht, key, n, hv_of(key, n));
 }
 
-/* Which array a bucket pointer lies in: 0 old/current, 1 new, -1 neither. */
-static int bucket_array(const struct htable *ht, const struct slist_head *b)
+/*
+ * Which array holds @e: 0 the (new) array, 1 the old one, -1 neither; a
+ * plain scan of the run from its home in each, not the table's probe.
+ */
+static int array_of(const struct htable *ht, const struct elem *e)
 {
-	uint64_t size = (uint64_t)1 << ht->bits;
+	uint64_t mask = htable_size(ht->bits) - 1;
+	uint64_t i = htable_home(e->hv, ht->bits), n;
 
-	if (b >= ht->buckets && b < ht->buckets + size)
-		return 0;
-	if (ht->next && b >= ht->next && b < ht->next + 2 * size)
-		return 1;
+	for (n = 0; n <= mask && ht->slots[i]; n++, i = (i + 1) & mask)
+		if (htable_ptr(ht->slots[i]) == e)
+			return 0;
+	if (!ht->old)
+		return -1;
+	mask >>= 1;
+	for (i = 0; i <= mask; i++)
+		if (htable_used(ht->old[i]) && htable_ptr(ht->old[i]) == e)
+			return 1;
 	return -1;
 }
 
 /*
- * The user's move loop, as the store writes it: at most @budget old buckets.
- * Each moved entry is recorded in @moved (if not NULL, room for @nmoved_max);
- * *@nmoved counts them all.
- * Returns the old array if the rehash finished.
+ * The user's move loop, as the store writes it: at most @budget old slots.
+ * Each moved entry is recorded in @moved (if not NULL, room for
+ * @nmoved_max); *@nmoved counts them all. Returns the old array if the
+ * growth finished.
  */
-static struct slist_head *rehash_some(struct htable *ht, unsigned int budget,
-				      struct elem **moved, size_t nmoved_max,
-				      size_t *nmoved)
+static uint64_t *rehash_some(struct htable *ht, unsigned int budget,
+			     struct elem **moved, size_t nmoved_max,
+			     size_t *nmoved)
 {
-	struct slist_head *old, *done = NULL;
-	struct slist_node *tmp;
+	uint64_t *done = NULL;
 	struct elem *e;
 
 	*nmoved = 0;
-	while (budget-- && (old = htable_rehash_bucket(ht))) {
-		slist_for_each_entry_safe(e, tmp, old, hnode) {
-			slist_del_init(&e->hnode, old);
-			slist_add_head(&e->hnode, htable_new_bucket(ht, e->hash));
+	while (budget-- && htable_rehashing(ht)) {
+		e = htable_rehash_entry(ht);
+		if (e) {
 			if (moved && *nmoved < nmoved_max)
 				moved[*nmoved] = e;
 			(*nmoved)++;
 		}
-		done = htable_rehash_advance(ht);
+		done = htable_rehash_advance(ht, e ? e->hv : 0);
 	}
 	return done;
 }
 
 static void free_all(struct htable *ht)
 {
-	uint64_t size = (uint64_t)1 << ht->bits, i;
-	struct slist_node *tmp;
+	uint64_t i;
+
+	for (i = 0; i < htable_size(ht->bits); i++)
+		if (htable_used(ht->slots[i]))
+			ak_free(htable_ptr(ht->slots[i]));
+	for (i = 0; ht->old && i < htable_size(ht->bits - 1); i++)
+		if (htable_used(ht->old[i]))
+			ak_free(htable_ptr(ht->old[i]));
+}
+
+/*
+ * Check one array the way the test reads linear probing: every used word
+ * carries its element's home slot in its tag, every slot from the home up
+ * to the word is taken (in the old array: used, a mark, or one that has
+ * moved), and the array keeps an empty slot. Adds each element's probe
+ * length (slots from its home, its own included) to *@max and counts them.
+ */
+static unsigned int check_array(const uint64_t *arr, unsigned int bits,
+				uint64_t moved, bool old, unsigned int *max,
+				uint64_t *n)
+{
+	uint64_t size = htable_size(bits), mask = size - 1, i, j, home, w;
+	unsigned int bad = 0, empty = 0;
 	struct elem *e;
 
-	for (i = 0; i < size; i++)
-		slist_for_each_entry_safe(e, tmp, &ht->buckets[i], hnode)
-			ak_free(e);
-	for (i = 0; ht->next && i < 2 * size; i++)
-		slist_for_each_entry_safe(e, tmp, &ht->next[i], hnode)
-			ak_free(e);
+	for (i = 0; i < size; i++) {
+		w = arr[i];
+		if (i < moved) {
+			bad += w != 0;
+			continue;
+		}
+		if (!w) {
+			empty++;
+			continue;
+		}
+		if (w == HTABLE_GONE) {
+			bad += !old;
+			continue;
+		}
+		e = htable_ptr(w);
+		home = htable_home(e->hv, bits);
+		bad += htable_word_home(w, i, bits) != home;
+		bad += (w & ~HTABLE_PTR_MASK) != htable_tag(e->hv);
+		for (j = home; j != i; j = (j + 1) & mask)
+			bad += !(arr[j] || (old && j < moved));
+		if (((i - home) & mask) + 1 > *max)
+			*max = (unsigned int)(((i - home) & mask) + 1);
+		(*n)++;
+	}
+	bad += !old && !empty;
+	return bad;
 }
 
 /* ---- htable: directed tests ---- */
 
-static void test_htable_buckets_alloc(void)
+static void test_htable_slots_alloc(void)
 {
-	struct slist_head *b;
+	uint64_t *a;
 	unsigned int i;
 
-	CHECK(htable_buckets_alloc(0) == NULL);
-	CHECK(htable_buckets_alloc(41) == NULL);
+	CHECK(htable_slots_alloc(HTABLE_MIN_BITS - 1) == NULL);
+	CHECK(htable_slots_alloc(HTABLE_MAX_BITS + 1) == NULL);
 
-	b = htable_buckets_alloc(10);
-	CHECK(b != NULL);
-	if (b) {
+	a = htable_slots_alloc(10);
+	CHECK(a != NULL);
+	if (a) {
 		for (i = 0; i < 1024; i++)
-			CHECK(slist_empty(&b[i]));
-		CHECK(ak_usable_size(b) >= 1024 * sizeof(*b));
-		ak_free(b);
+			CHECK(a[i] == 0);
+		CHECK(ak_usable_size(a) >= 1024 * sizeof(*a));
+		ak_free(a);
 	}
 
 	ak_alloc_fail_after(0);
-	CHECK(htable_buckets_alloc(4) == NULL);
+	CHECK(htable_slots_alloc(4) == NULL);
 	ak_alloc_fail_after(-1);
 }
 
-/* A walk of every slot (htable_slots(), htable_slot()) sees each of @e once. */
+/* An element whose home slot is @home, whatever its key. */
+static struct elem *elem_at(uint32_t id, uint64_t home)
+{
+	struct elem *e = elem_new(id, 0);
+
+	if (e)
+		e->hv = home << 32 | (e->hv & 0xffffffffu);
+	return e;
+}
+
+/*
+ * A run of used slots that wraps: homes 6, 6, 7, 7, 0 in 8 slots lie in
+ * slots 6, 7, 0, 1, 2. Deleting the first moves each later one back as
+ * far as its home lets it (algorithm R), with no mark left behind.
+ */
+static void test_htable_delete_moves_entries_back(void)
+{
+	static const uint64_t homes[5] = { 6, 6, 7, 7, 0 };
+	static const uint64_t slots[5] = { 6, 7, 0, 1, 2 };
+	struct elem *e[5];
+	struct htable ht;
+	uint64_t *a = htable_slots_alloc(3);
+	unsigned int i, max = 0;
+	uint64_t n = 0;
+
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	htable_init(&ht, a, 3);
+	hash_set_seed(test_seed);
+	for (i = 0; i < 5; i++) {
+		e[i] = elem_at(i, homes[i]);
+		CHECK(e[i] && htable_add(&ht, e[i], e[i]->hv) == 0);
+		if (!e[i])
+			return;
+	}
+	for (i = 0; i < 5; i++)
+		CHECK_MSG(htable_slot_entry(&ht, slots[i]) == e[i],
+			  "entry %u not in slot %" PRIu64, i, slots[i]);
+	CHECK(htable_max_probe(&ht) == 3);	/* e[3]: 7, 0, 1 */
+	CHECK(!htable_wants_grow(&ht));		/* 5 of 8 */
+
+	/* e[0] leaves slot 6: e[1] (home 6) moves into it, then e[2]
+	 * (home 7) into 7, e[3] (home 7) into 0; e[4] (home 0) into 1 */
+	CHECK(htable_del(&ht, e[0], e[0]->hv) == 6);
+	CHECK(htable_slot_entry(&ht, 6) == e[1]);
+	CHECK(htable_slot_entry(&ht, 7) == e[2]);
+	CHECK(htable_slot_entry(&ht, 0) == e[3]);
+	CHECK(htable_slot_entry(&ht, 1) == e[4]);
+	CHECK(ht.slots[2] == 0 && ht.count == 4);
+	CHECK(lookup_id(&ht, 0) == NULL);
+	for (i = 1; i < 5; i++)
+		CHECK(elem_lookup(&ht, e[i]->key, e[i]->nkey, e[i]->hv) == e[i]);
+	CHECK(check_array(ht.slots, 3, 0, false, &max, &n) == 0 && n == 4);
+	ak_free(e[0]);
+
+	/* e[3] (home 7, in 0) leaves: e[4] (home 0, in 1) moves to 0 */
+	CHECK(htable_del(&ht, e[3], e[3]->hv) == 0);
+	CHECK(htable_slot_entry(&ht, 0) == e[4] && ht.slots[1] == 0);
+	ak_free(e[3]);
+	/* e[2] (home 7, in 7) leaves: e[4] (home 0) stays in 0 */
+	CHECK(htable_del(&ht, e[2], e[2]->hv) == 7);
+	CHECK(htable_slot_entry(&ht, 0) == e[4] && ht.slots[7] == 0);
+	ak_free(e[2]);
+	CHECK(htable_max_probe(&ht) == 1);
+
+	/* replace keeps the slot and the tag */
+	{
+		struct elem *r = elem_new(1, 1);
+		uint64_t w = ht.slots[6];
+
+		r->hv = e[1]->hv;
+		htable_replace(&ht, e[1], r, e[1]->hv);
+		CHECK(htable_slot_entry(&ht, 6) == r && ht.count == 2);
+		CHECK((ht.slots[6] & ~HTABLE_PTR_MASK) == (w & ~HTABLE_PTR_MASK));
+		ak_free(e[1]);
+		e[1] = r;
+	}
+	free_all(&ht);
+	htable_destroy(&ht);
+}
+
+/* A full array and a run of 2^16 take no more entries; nothing changes. */
+static void test_htable_add_refuses_when_full(void)
+{
+	enum { N = 1 << 16 };
+	struct elem **e = ak_calloc(N + 1, sizeof(*e));
+	uint64_t *a = htable_slots_alloc(3), *big = htable_slots_alloc(17);
+	struct htable ht;
+	unsigned int i, ok = 0;
+
+	CHECK(e && a && big);
+	if (!e || !a || !big)
+		goto out;
+	htable_init(&ht, a, 3);
+	for (i = 0; i < 8; i++) {
+		e[i] = elem_at(i, i % 8);
+		ok += htable_add(&ht, e[i], e[i]->hv) == 0;
+	}
+	/* 7 taken of 8: one slot stays empty */
+	CHECK_MSG(ok == 7 && ht.count == 7, "%u added, count %" PRIu64, ok,
+		  ht.count);
+	CHECK(elem_lookup(&ht, e[6]->key, e[6]->nkey, e[6]->hv) == e[6] &&
+	      elem_lookup(&ht, e[7]->key, e[7]->nkey, e[7]->hv) == NULL);
+	for (i = 0; i < 8; i++)
+		ak_free(e[i]);
+	htable_destroy(&ht);
+
+	/* 2^17 slots, every entry's home 5: the 2^16th lies 2^16 - 1 slots
+	 * after it, the next would lie 2^16 after and is refused */
+	htable_init(&ht, big, 17);
+	ok = 0;
+	for (i = 0; i <= N; i++) {
+		e[i] = elem_at(i, 5);
+		if (!e[i])
+			break;
+		ok += htable_add(&ht, e[i], e[i]->hv) == 0;
+	}
+	CHECK_MSG(ok == N && ht.count == N, "%u added", ok);
+	CHECK(htable_max_probe(&ht) == N);
+	CHECK(elem_lookup(&ht, e[N - 1]->key, e[N - 1]->nkey, e[N - 1]->hv) ==
+	      e[N - 1]);
+	CHECK(elem_lookup(&ht, e[N]->key, e[N]->nkey, e[N]->hv) == NULL);
+	/* deleting the first moves the whole run back by one */
+	CHECK(htable_del(&ht, e[0], e[0]->hv) == 5);
+	CHECK(htable_slot_entry(&ht, 5) == e[1] &&
+	      htable_slot_entry(&ht, 5 + N - 2) == e[N - 1] &&
+	      ht.slots[5 + N - 1] == 0);
+	for (i = 0; i <= N; i++)
+		ak_free(e[i]);
+	htable_destroy(&ht);
+	a = big = NULL;
+out:
+	ak_free(a);
+	ak_free(big);
+	ak_free(e);
+}
+
+/* A walk of every slot number sees each of @e once and nothing else. */
 static bool slot_walk_sees_each_once(const struct htable *ht,
 				     struct elem **e, unsigned int n)
 {
 	unsigned int seen[64] = { 0 }, i, total = 0;
+	struct elem *x;
 	uint64_t j;
 
-	for (j = 0; j < htable_slots(ht); j++) {
-		const struct slist_head *b = htable_slot(ht, j);
-		struct elem *x;
-
-		if (!b)
+	for (j = 0; j < htable_slots_n(ht); j++) {
+		x = htable_slot_entry(ht, j);
+		if (!x)
 			continue;
-		slist_for_each_entry(x, b, hnode) {
-			for (i = 0; i < n; i++)
-				if (e[i] == x)
-					seen[i]++;
-			total++;
-		}
+		for (i = 0; i < n; i++)
+			if (e[i] == x)
+				seen[i]++;
+		total++;
 	}
 	for (i = 0; i < n; i++)
-		if (seen[i] != 1)
+		if (e[i] && seen[i] != 1)
 			return false;
-	return total == n && htable_slot(ht, htable_slots(ht)) == NULL;
+	return total <= n;
 }
 
 /*
- * Eight buckets, 40 entries; grow by hand and stop halfway: the first four
- * old buckets have moved into the 16 new ones, the last four have not.
+ * 32 slots, 24 entries (the growth point: 3/4); grow by hand into 64 and stop
+ * halfway: old slots 0-15 have moved, 16-31 have not. Every entry is
+ * found, deletes in the old array leave marks that lookups pass, the old
+ * array comes back exactly once.
  */
 static void test_htable_halfway_rehash(void)
 {
-	enum { N = 40 };
+	enum { N = 24 };
 	struct elem *e[N];
 	struct htable ht;
-	struct slist_head *b8, *b16, *extra, *done;
-	unsigned int i, in_old = 0, in_new = 0, returned = 0;
+	uint64_t *a32, *a64, *extra, *done;
+	unsigned int i, in_old = 0, in_new = 0, returned = 0, max = 0;
 	size_t nmoved;
+	uint64_t n;
 
 	hash_set_seed(test_seed);
-	b8 = htable_buckets_alloc(3);
-	b16 = htable_buckets_alloc(4);
-	extra = htable_buckets_alloc(4);
-	CHECK(b8 && b16 && extra);
-	if (!b8 || !b16 || !extra) {
-		ak_free(b8);
-		ak_free(b16);
+	crowd = 0;
+	a32 = htable_slots_alloc(5);
+	a64 = htable_slots_alloc(6);
+	extra = htable_slots_alloc(6);
+	CHECK(a32 && a64 && extra);
+	if (!a32 || !a64 || !extra) {
+		ak_free(a32);
+		ak_free(a64);
 		ak_free(extra);
 		return;
 	}
-	htable_init(&ht, b8, 3);
+	htable_init(&ht, a32, 5);
 	CHECK(!htable_rehashing(&ht));
-	CHECK(htable_rehash_bucket(&ht) == NULL);
-	CHECK(htable_rehash_advance(&ht) == NULL);
-	CHECK(htable_max_chain(&ht) == 0);
+	CHECK(htable_max_probe(&ht) == 0);
 
 	for (i = 0; i < N; i++) {
 		e[i] = elem_new(i, 0);
-		htable_add(&ht, &e[i]->hnode, e[i]->hash);
-		/* 12 = 1.5 x 8 entries is not yet over the load limit */
-		CHECK(htable_wants_grow(&ht) == (i + 1 > 12));
+		CHECK(htable_add(&ht, e[i], e[i]->hv) == 0);
+		CHECK(htable_wants_grow(&ht) == (i + 1 == N));
 	}
 	CHECK(ht.count == N);
-	for (i = 0; i < N; i++)
-		CHECK(!slist_unhashed(&e[i]->hnode) &&
-		      bucket_array(&ht, htable_bucket(&ht, e[i]->hash)) == 0);
-	CHECK(htable_slots(&ht) == 8);
+	CHECK(htable_slots_n(&ht) == 32);
 	CHECK(slot_walk_sees_each_once(&ht, e, N));
 
-	CHECK(htable_grow_start(&ht, b16) == 0);
-	CHECK(htable_rehashing(&ht));
+	CHECK(htable_grow_start(&ht, a64) == 0);
+	CHECK(htable_rehashing(&ht) && ht.bits == 6 && ht.old == a32);
 	CHECK(!htable_wants_grow(&ht));
 	CHECK(htable_grow_start(&ht, extra) == -EBUSY);
 	ak_free(extra);		/* not taken: ours to free */
-	CHECK(htable_memory(&ht) >= (8 + 16) * sizeof(struct slist_head));
+	CHECK(htable_memory(&ht) >= (32 + 64) * sizeof(uint64_t));
+	/* the old array first in the slot numbers, as it was */
+	CHECK(htable_slots_n(&ht) == 32 + 64);
+	CHECK(slot_walk_sees_each_once(&ht, e, N));
 
-	/* before any move every entry is still found in the old array */
 	for (i = 0; i < N; i++)
 		CHECK(lookup_id(&ht, i) == e[i]);
 
-	done = rehash_some(&ht, 4, NULL, 0, &nmoved);
-	CHECK(done == NULL);
-	CHECK(ht.rehash_pos == 4 && ht.bits == 3);
-
-	/* after: old buckets 0-3 empty, 4-7 as they were; all found */
-	for (i = 0; i < 4; i++)
-		CHECK(slist_empty(&ht.buckets[i]));
+	done = rehash_some(&ht, 16, NULL, 0, &nmoved);
+	CHECK(done == NULL && ht.rehash_pos == 16);
+	for (i = 0; i < 16; i++)
+		CHECK(a32[i] == 0);
 	for (i = 0; i < N; i++) {
-		struct slist_head *b = htable_bucket(&ht, e[i]->hash);
-		int which = bucket_array(&ht, b);
+		int w = array_of(&ht, e[i]);
 
 		CHECK(lookup_id(&ht, i) == e[i]);
-		CHECK(which == ((e[i]->hash & 7) < 4 ? 1 : 0));
-		if (which == 1)
-			CHECK(b == &b16[e[i]->hash & 15]);
-		in_old += which == 0;
-		in_new += which == 1;
+		CHECK(w == 0 || w == 1);
+		in_new += w == 0;
+		in_old += w == 1;
 	}
-	CHECK(in_old > 0 && in_new > 0);
-	CHECK(in_old + in_new == N);
-	CHECK(nmoved == in_new);
-	/* a walk by slot halfway through: 16 slots, each entry once */
-	CHECK(htable_slots(&ht) == 16);
+	CHECK(in_old > 0 && in_new > 0 && in_new == nmoved);
 	CHECK(slot_walk_sees_each_once(&ht, e, N));
+	n = 0;
+	CHECK(check_array(ht.slots, 6, 0, false, &max, &n) == 0);
+	CHECK(check_array(ht.old, 5, 16, true, &max, &n) == 0 && n == N);
+	CHECK(htable_max_probe(&ht) == max);
 
-	/* an entry added or deleted mid-rehash lands where lookups look */
-	for (i = 0; i < N; i += 3) {
-		htable_del(&ht, &e[i]->hnode, e[i]->hash);
-		CHECK(slist_unhashed(&e[i]->hnode));
+	/* a delete in the old array leaves a mark that lookups pass over;
+	 * an add goes to the new array */
+	for (i = 0; i < N; i++) {
+		if (array_of(&ht, e[i]) != 1)
+			continue;
+		htable_del(&ht, e[i], e[i]->hv);
 		CHECK(lookup_id(&ht, i) == NULL);
-		htable_add(&ht, &e[i]->hnode, e[i]->hash);
-		CHECK(lookup_id(&ht, i) == e[i]);
+		CHECK(htable_add(&ht, e[i], e[i]->hv) == 0);
+		CHECK(array_of(&ht, e[i]) == 0 && lookup_id(&ht, i) == e[i]);
+		break;
 	}
-	CHECK(ht.count == N);
+	CHECK(i < N);
+	for (i = 0, n = 0; i < 32; i++)
+		n += a32[i] == HTABLE_GONE;
+	CHECK(n == 1 && ht.count == N);
+	for (i = 0; i < N; i++)
+		CHECK(lookup_id(&ht, i) == e[i]);
 
-	/* the remaining four buckets, one at a time: the array comes back once */
-	for (i = 0; i < 4; i++) {
+	/* the remaining 16, one at a time: the array comes back once */
+	for (i = 0; i < 16; i++) {
 		done = rehash_some(&ht, 1, NULL, 0, &nmoved);
 		if (done) {
 			returned++;
-			CHECK(done == b8);
+			CHECK(done == a32);
 			ak_free(done);
 		}
-		CHECK(htable_rehashing(&ht) == (i < 3));
+		CHECK(htable_rehashing(&ht) == (i < 15));
 	}
 	CHECK(returned == 1);
-	CHECK(ht.buckets == b16 && ht.next == NULL && ht.bits == 4);
-	CHECK(htable_slots(&ht) == 16);
+	CHECK(ht.slots == a64 && ht.old == NULL && ht.bits == 6);
+	CHECK(htable_slots_n(&ht) == 64);
 	CHECK(slot_walk_sees_each_once(&ht, e, N));
-	CHECK(htable_rehash_bucket(&ht) == NULL);
-	CHECK(htable_rehash_advance(&ht) == NULL);
-	CHECK(htable_memory(&ht) == ak_usable_size(b16));
-	for (i = 0; i < N; i++) {
-		CHECK(lookup_id(&ht, i) == e[i]);
-		CHECK(htable_bucket(&ht, e[i]->hash) == &b16[e[i]->hash & 15]);
-	}
-
-	/* replace keeps the place and the count */
-	{
-		struct elem *r = elem_new(7, 1);
-
-		htable_replace(&ht, &e[7]->hnode, &r->hnode, e[7]->hash);
-		CHECK(slist_unhashed(&e[7]->hnode));
-		CHECK(lookup_id(&ht, 7) == r);
-		CHECK(ht.count == N);
-		ak_free(e[7]);
-		e[7] = r;
-	}
+	CHECK(htable_memory(&ht) == ak_usable_size(a64));
 	for (i = 0; i < N; i++)
-		htable_del(&ht, &e[i]->hnode, e[i]->hash);
-	CHECK(ht.count == 0);
-	CHECK(htable_max_chain(&ht) == 0);
+		CHECK(lookup_id(&ht, i) == e[i] && array_of(&ht, e[i]) == 0);
+	max = 0;
+	n = 0;
+	CHECK(check_array(ht.slots, 6, 0, false, &max, &n) == 0 && n == N);
+	CHECK(htable_max_probe(&ht) == max);
+	for (i = 0; i < N; i++)
+		htable_del(&ht, e[i], e[i]->hv);
+	CHECK(ht.count == 0 && htable_max_probe(&ht) == 0);
 	for (i = 0; i < N; i++)
 		ak_free(e[i]);
 	htable_destroy(&ht);
 }
 
-/* An empty table grows too, and a rehash of empty buckets is cheap. */
+/* An empty table grows too, and a move of empty slots is cheap. */
 static void test_htable_grow_empty(void)
 {
-	struct slist_head *b = htable_buckets_alloc(1);
-	struct slist_head *nb = htable_buckets_alloc(2), *done;
+	uint64_t *a = htable_slots_alloc(2);
+	uint64_t *na = htable_slots_alloc(3), *done;
 	struct htable ht;
 	size_t nmoved;
 
-	CHECK(b && nb);
-	if (!b || !nb) {
-		ak_free(b);
-		ak_free(nb);
+	CHECK(a && na);
+	if (!a || !na) {
+		ak_free(a);
+		ak_free(na);
 		return;
 	}
-	htable_init(&ht, b, 1);
+	htable_init(&ht, a, 2);
 	CHECK(!htable_wants_grow(&ht));
-	CHECK(htable_grow_start(&ht, nb) == 0);
+	CHECK(htable_grow_start(&ht, na) == 0);
 	done = rehash_some(&ht, 8, NULL, 0, &nmoved);
-	CHECK(done == b && nmoved == 0);
+	CHECK(done == a && nmoved == 0);
 	ak_free(done);
-	CHECK(ht.bits == 2 && !htable_rehashing(&ht));
+	CHECK(ht.bits == 3 && !htable_rehashing(&ht));
 	htable_destroy(&ht);
-	CHECK(ht.buckets == NULL && htable_memory(&ht) == 0);
+	CHECK(ht.slots == NULL && htable_memory(&ht) == 0);
 	htable_destroy(&ht);	/* twice is harmless */
 }
 
@@ -603,34 +789,33 @@ struct run {
 	struct elem **model;	/* [id]: the live entry, or NULL */
 	uint32_t nids;
 	uint64_t live;
-	unsigned int budget;	/* old buckets moved per write */
+	unsigned int budget;	/* old slots moved per write */
 
-	/* the rehash under way */
-	struct slist_head *grow_old, *grow_new;
+	/* the growth under way */
+	uint64_t *grow_old, *grow_new;
 	unsigned int grow_bits;
 	unsigned long grow_writes;	/* writes since it started */
 	unsigned int grow_returns;
 
 	/* totals */
-	unsigned long grows, finishes, hits_old, hits_new, sweeps;
+	unsigned long grows, finishes, hits_old, hits_new, sweeps, gone;
 	unsigned long moved_entries, max_moved_per_write;
-	unsigned int *chain;	/* scratch for sweeps: 3 x max buckets */
-	size_t chain_cap;
 	uint32_t *seen;		/* scratch: sweep epoch per id */
 	uint32_t epoch;
 };
 
 /*
- * Everything at once: every model entry found; every node in the table is a
- * live model entry, met exactly once; moved old buckets empty; count exact;
- * the longest chain and the memory as the test computes them.
+ * Everything at once: every model entry found and no other; every word of
+ * the arrays a live model entry, met exactly once, in a slot linear
+ * probing allows; moved old slots empty; count exact; the longest probe
+ * and the memory as the test computes them.
  */
 static void run_sweep(struct run *r)
 {
 	struct htable *ht = &r->ht;
-	uint64_t size = (uint64_t)1 << ht->bits, i, nodes = 0;
-	unsigned int max = 0, bad = 0;
-	size_t need, lower, mem;
+	uint64_t size = htable_size(ht->bits), i, w, nodes = 0;
+	unsigned int max = 0, bad = 0, layout;
+	size_t lower, mem;
 	struct elem *e;
 	uint32_t id;
 
@@ -646,71 +831,44 @@ static void run_sweep(struct run *r)
 	}
 	CHECK_MSG(bad == 0, "%u ids disagree with the model", bad);
 
-	for (i = 0; i < size; i++) {
-		if (ht->next && i < ht->rehash_pos)
-			CHECK_MSG(slist_empty(&ht->buckets[i]),
-				  "moved old bucket %" PRIu64 " not empty", i);
-		slist_for_each_entry(e, &ht->buckets[i], hnode) {
-			bad += e->id >= r->nids || r->model[e->id] != e ||
-			       r->seen[e->id] == r->epoch;
-			r->seen[e->id] = r->epoch;
-			nodes++;
-		}
+	for (i = 0; i < size + (ht->old ? size / 2 : 0); i++) {
+		w = i < size ? ht->slots[i] : ht->old[i - size];
+		if (!htable_used(w))
+			continue;
+		e = htable_ptr(w);
+		bad += e->id >= r->nids || r->model[e->id] != e ||
+		       r->seen[e->id] == r->epoch;
+		r->seen[e->id] = r->epoch;
+		nodes++;
 	}
-	for (i = 0; ht->next && i < 2 * size; i++) {
-		slist_for_each_entry(e, &ht->next[i], hnode) {
-			bad += e->id >= r->nids || r->model[e->id] != e ||
-			       r->seen[e->id] == r->epoch;
-			r->seen[e->id] = r->epoch;
-			nodes++;
-		}
-	}
-	CHECK_MSG(bad == 0, "%u stray or doubled nodes", bad);
-	CHECK_MSG(nodes == r->live, "%" PRIu64 " nodes, %" PRIu64 " live",
+	CHECK_MSG(bad == 0, "%u stray or doubled entries", bad);
+	CHECK_MSG(nodes == r->live, "%" PRIu64 " entries, %" PRIu64 " live",
 		  nodes, r->live);
 
-	/* longest chain: count each live entry into the bucket it maps to */
-	need = (size_t)(3 * size);
-	if (need > r->chain_cap) {
-		ak_free(r->chain);
-		r->chain = ak_calloc(need, sizeof(*r->chain));
-		r->chain_cap = r->chain ? need : 0;
-	} else {
-		memset(r->chain, 0, need * sizeof(*r->chain));
-	}
-	CHECK(r->chain != NULL);
-	if (!r->chain)
-		return;
-	for (id = 0; id < r->nids; id++) {
-		struct slist_head *b;
-		size_t slot;
+	nodes = 0;
+	layout = check_array(ht->slots, ht->bits, 0, false, &max, &nodes);
+	if (ht->old)
+		layout += check_array(ht->old, ht->bits - 1, ht->rehash_pos,
+				      true, &max, &nodes);
+	CHECK_MSG(layout == 0, "%u words out of place", layout);
+	CHECK_MSG(htable_max_probe(ht) == max, "max probe %u, counted %u",
+		  htable_max_probe(ht), max);
 
-		if (!r->model[id])
-			continue;
-		b = htable_bucket(ht, r->model[id]->hash);
-		slot = bucket_array(ht, b) == 0 ? (size_t)(b - ht->buckets) :
-		       (size_t)(size + (uint64_t)(b - ht->next));
-		if (++r->chain[slot] > max)
-			max = r->chain[slot];
-	}
-	CHECK_MSG(htable_max_chain(ht) == max, "max chain %u, counted %u",
-		  htable_max_chain(ht), max);
-
-	lower = (size_t)(size * sizeof(struct slist_head));
-	if (ht->next)
-		lower *= 3;
+	lower = (size_t)(size * sizeof(uint64_t));
+	if (ht->old)
+		lower += lower / 2;
 	mem = htable_memory(ht);
 	CHECK_MSG(mem >= lower && mem <= lower + 2 * 4096,
-		  "memory %zu for %zu bytes of buckets", mem, lower);
+		  "memory %zu for %zu bytes of slots", mem, lower);
 }
 
-/* After a write: move up to budget buckets, then start a growth if due. */
+/* After a write: move up to budget slots, then start a growth if due. */
 static void run_after_write(struct run *r)
 {
 	struct htable *ht = &r->ht;
 	struct elem *moved[512];
-	struct slist_head *done;
-	uint64_t pos0 = ht->rehash_pos, size0 = (uint64_t)1 << ht->bits;
+	uint64_t *done;
+	uint64_t pos0 = ht->rehash_pos, half0 = htable_size(ht->bits - 1);
 	bool was = htable_rehashing(ht);
 	size_t nmoved, i;
 	unsigned int bad = 0;
@@ -719,18 +877,19 @@ static void run_after_write(struct run *r)
 	done = rehash_some(ht, r->budget, moved, 512, &nmoved);
 	if (was) {
 		r->grow_writes++;
-		/* buckets moved by this write, from the table's own fields */
-		step = done ? size0 - pos0 : ht->rehash_pos - pos0;
+		/* slots moved by this write, from the table's own fields */
+		step = done ? half0 - pos0 : ht->rehash_pos - pos0;
 
 		CHECK_MSG(step >= 1 && step <= r->budget,
-			  "one write moved %" PRIu64 " buckets (budget %u)",
+			  "one write moved %" PRIu64 " slots (budget %u)",
 			  step, r->budget);
 		r->moved_entries += nmoved;
 		if (nmoved > r->max_moved_per_write)
 			r->max_moved_per_write = nmoved;
-		/* what just moved is found where lookups now look */
+		/* what just moved is found, in the new array */
 		for (i = 0; i < nmoved && i < 512; i++)
-			bad += lookup_id(ht, moved[i]->id) != moved[i];
+			bad += lookup_id(ht, moved[i]->id) != moved[i] ||
+			       array_of(ht, moved[i]) != 0;
 		CHECK_MSG(bad == 0, "%u moved entries lost", bad);
 	} else {
 		CHECK(done == NULL && nmoved == 0);
@@ -739,11 +898,12 @@ static void run_after_write(struct run *r)
 		r->grow_returns++;
 		CHECK(r->grow_returns == 1);
 		CHECK(done == r->grow_old);
-		CHECK(ht->buckets == r->grow_new && ht->bits == r->grow_bits + 1);
+		CHECK(ht->slots == r->grow_new && ht->bits == r->grow_bits + 1);
 		CHECK(!htable_rehashing(ht));
 		/* incremental: it took at least size / budget writes */
-		CHECK_MSG(r->grow_writes * r->budget >= ((uint64_t)1 << r->grow_bits),
-			  "2^%u buckets moved in %lu writes", r->grow_bits,
+		CHECK_MSG(r->grow_writes * r->budget >=
+			  htable_size(r->grow_bits),
+			  "2^%u slots moved in %lu writes", r->grow_bits,
 			  r->grow_writes);
 		r->finishes++;
 		ak_free(done);	/* in the store: after unlocking */
@@ -753,24 +913,24 @@ static void run_after_write(struct run *r)
 
 	if (htable_wants_grow(ht)) {
 		/* in the store: allocated outside the lock, then installed */
-		struct slist_head *nb = htable_buckets_alloc(ht->bits + 1);
+		uint64_t *na = htable_slots_alloc(ht->bits + 1);
 
-		CHECK(nb != NULL);
-		if (!nb)
+		CHECK(na != NULL);
+		if (!na)
 			return;
-		CHECK((uint64_t)ht->count * 2 > ((uint64_t)3 << ht->bits));
-		r->grow_old = ht->buckets;
-		r->grow_new = nb;
+		CHECK(ht->count * 4 >= htable_size(ht->bits) * 3);
+		r->grow_old = ht->slots;
+		r->grow_new = na;
 		r->grow_bits = ht->bits;
 		r->grow_writes = 0;
 		r->grow_returns = 0;
-		CHECK(htable_grow_start(ht, nb) == 0);
+		CHECK(htable_grow_start(ht, na) == 0);
 		r->grows++;
 		if (r->grows % 4 == 1)
 			run_sweep(r);
 	} else if (!htable_rehashing(ht)) {
-		/* not growing: the load is within bounds */
-		CHECK((uint64_t)ht->count * 2 <= ((uint64_t)3 << ht->bits));
+		/* not growing: the load is below the growth point */
+		CHECK(ht->count * 4 < htable_size(ht->bits) * 3);
 	}
 }
 
@@ -783,26 +943,27 @@ static void run_probe(struct run *r, uint32_t id)
 }
 
 /*
- * One round: a table that starts at 2 buckets, @nops operations on ids
+ * One round: a table that starts at 4 slots, @nops operations on ids
  * below @nids: 50% set (insert or replace), 20% delete, 30% lookup.
  */
 static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
-		      unsigned int budget)
+		      unsigned int budget, unsigned int crowd_bits)
 {
 	struct run r = { .nids = nids, .budget = budget };
 	unsigned long op, failed0 = check_failed;
-	struct slist_head *b = htable_buckets_alloc(1);
+	uint64_t *a = htable_slots_alloc(2), i;
 	char key[40];
 
+	crowd = crowd_bits;
 	rng_state = 0x5eed0000ULL + round;
 	r.model = ak_calloc(nids, sizeof(*r.model));
 	r.seen = ak_calloc(nids, sizeof(*r.seen));
-	CHECK(b && r.model && r.seen);
-	if (!b || !r.model || !r.seen) {
-		ak_free(b);
+	CHECK(a && r.model && r.seen);
+	if (!a || !r.model || !r.seen) {
+		ak_free(a);
 		goto out;
 	}
-	htable_init(&r.ht, b, 1);
+	htable_init(&r.ht, a, 2);
 
 	for (op = 0; op < nops; op++) {
 		uint32_t id = rng_below(nids), kind = rng_below(100);
@@ -815,24 +976,27 @@ static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
 			if (!ne)
 				break;
 			n = key_of(id, key);
-			e = elem_lookup(&r.ht, key, n, ne->hash);
+			e = elem_lookup(&r.ht, key, n, ne->hv);
 			CHECK(e == r.model[id]);
 			if (e) {
-				htable_replace(&r.ht, &e->hnode, &ne->hnode,
-					       e->hash);
+				htable_replace(&r.ht, e, ne, e->hv);
 				ak_free(e);
 			} else {
-				htable_add(&r.ht, &ne->hnode, ne->hash);
+				CHECK(htable_add(&r.ht, ne, ne->hv) == 0);
 				r.live++;
 			}
 			r.model[id] = ne;
 			run_after_write(&r);
 		} else if (kind < 70) {			/* delete */
 			n = key_of(id, key);
-			e = elem_lookup(&r.ht, key, n, hash_key(key, n));
+			e = elem_lookup(&r.ht, key, n, hv_of(key, n));
 			CHECK(e == r.model[id]);
 			if (e) {
-				htable_del(&r.ht, &e->hnode, e->hash);
+				i = htable_slots_n(&r.ht);
+				if (array_of(&r.ht, e) == 1)
+					r.gone++;
+				htable_del(&r.ht, e, e->hv);
+				CHECK(htable_slots_n(&r.ht) == i);
 				CHECK(lookup_id(&r.ht, id) == NULL);
 				ak_free(e);
 				r.model[id] = NULL;
@@ -843,11 +1007,10 @@ static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
 			e = lookup_id(&r.ht, id);
 			CHECK(e == r.model[id]);
 			if (e && htable_rehashing(&r.ht)) {
-				int w = bucket_array(&r.ht,
-					htable_bucket(&r.ht, e->hash));
+				int w = array_of(&r.ht, e);
 
-				r.hits_old += w == 0;
-				r.hits_new += w == 1;
+				r.hits_new += w == 0;
+				r.hits_old += w == 1;
 			}
 		}
 		CHECK(r.ht.count == r.live);
@@ -864,38 +1027,39 @@ static void run_round(unsigned int round, uint32_t nids, unsigned long nops,
 		}
 	}
 
-	/* finish a rehash under way: the old array still comes back once */
-	while (htable_rehashing(&r.ht)) {
-		r.budget = budget;
+	/* finish a growth under way: the old array still comes back once */
+	while (htable_rehashing(&r.ht))
 		run_after_write(&r);
-	}
 	run_sweep(&r);
 	CHECK(r.grows == r.finishes);
-	CHECK(r.grows >= 10);
-	CHECK(r.hits_old > 0 && r.hits_new > 0);
-	printf("htable round %u: %lu ops, %" PRIu64 " live, 2^%u buckets, "
-	       "%lu grows, budget %u, max %lu entries moved by one write, "
-	       "lookups mid-rehash %lu old / %lu new, max chain %u, %zu bytes\n",
-	       round, nops, r.live, r.ht.bits, r.grows, budget,
-	       r.max_moved_per_write, r.hits_old, r.hits_new,
-	       htable_max_chain(&r.ht), htable_memory(&r.ht));
+	CHECK(r.grows >= 8);
+	CHECK(r.hits_old > 0 && r.hits_new > 0 && r.gone > 0);
+	printf("htable round %u: %lu ops, %" PRIu64 " live, 2^%u slots, "
+	       "%lu grows, budget %u, crowd %u, max %lu entries moved by one "
+	       "write, lookups mid-growth %lu old / %lu new, %lu old deletes, "
+	       "max probe %u, %zu bytes\n",
+	       round, nops, r.live, r.ht.bits, r.grows, budget, crowd_bits,
+	       r.max_moved_per_write, r.hits_old, r.hits_new, r.gone,
+	       htable_max_probe(&r.ht), htable_memory(&r.ht));
 
 	free_all(&r.ht);
 	htable_destroy(&r.ht);
 out:
 	ak_free(r.model);
 	ak_free(r.seen);
-	ak_free(r.chain);
+	crowd = 0;
 }
 
 static void test_htable_random(void)
 {
-	static const unsigned int budgets[] = { 1, 2, 4, 8 };
-	unsigned int i;
-
 	hash_set_seed(test_seed);
-	for (i = 0; i < 4; i++)
-		run_round(i, 120000, 250000, budgets[i]);
+	run_round(0, 120000, 250000, 1, 0);
+	run_round(1, 120000, 250000, 2, 0);
+	run_round(2, 120000, 250000, 4, 0);
+	run_round(3, 120000, 250000, 8, 0);
+	/* homes on every 8th slot, then every 64th: long runs that wrap */
+	run_round(4, 20000, 200000, 4, 3);
+	run_round(5, 5000, 100000, 2, 6);
 }
 
 int main(void)
@@ -906,7 +1070,9 @@ int main(void)
 	test_hash_is_a_function_of_seed_and_bytes();
 	test_hash_init_draws_a_random_seed();
 	test_hash_distribution();
-	test_htable_buckets_alloc();
+	test_htable_slots_alloc();
+	test_htable_delete_moves_entries_back();
+	test_htable_add_refuses_when_full();
 	test_htable_halfway_rehash();
 	test_htable_grow_empty();
 	test_htable_random();

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_list.c - list_head and slist against their contracts.
+ * test_list.c - list_head against its contract.
  *
  * Every shape is checked in both directions: a list_head's next and prev
  * chains must be mirror images ending at the head. Examples come first,
  * one per operation and per for_each macro, with before/after comments;
  * then a randomized run checks a sequence of operations on two lists
- * against arrays of ids; last, the slist a bucket chain is.
+ * against arrays of ids.
  *
  * The random seed is printed; set AK_TEST_SEED=<number> to rerun one.
  */
@@ -23,7 +23,6 @@
 struct elem {
 	int id;
 	struct list_head link;
-	struct slist_node snode;
 };
 
 static void elems_init(struct elem *e, size_t n)
@@ -530,72 +529,6 @@ static void test_list_random(uint64_t seed)
 	CHECK(op == OPS);
 }
 
-/* The ids of slist @h, in order, into @ids; returns how many. */
-static size_t slist_ids(const struct slist_head *h, int *ids, size_t max)
-{
-	const struct elem *e;
-	size_t n = 0;
-
-	slist_for_each_entry(e, h, snode)
-		if (n < max)
-			ids[n++] = e->id;
-	return n;
-}
-
-#define CHECK_SLIST(h, ...) do {					\
-	const int want_[] = { __VA_ARGS__ };				\
-	int got_[16];							\
-	size_t n_ = slist_ids((h), got_, ARRAY_SIZE(got_));		\
-	CHECK(n_ == ARRAY_SIZE(want_) &&				\
-	      !memcmp(got_, want_, sizeof(want_)));			\
-} while (0)
-
-static void test_slist_basic(void)
-{
-	struct slist_head h = { NULL };
-	struct slist_node *tmp;
-	struct elem e[10], *pos;
-	int i, n = 0;
-
-	elems_init(e, ARRAY_SIZE(e));
-	for (i = 0; i < 10; i++)
-		INIT_SLIST_NODE(&e[i].snode);
-	CHECK(slist_empty(&h) && slist_unhashed(&e[1].snode));
-
-	/* add_head is stack order: [3 2 1] */
-	for (i = 1; i <= 3; i++)
-		slist_add_head(&e[i].snode, &h);
-	CHECK_SLIST(&h, 3, 2, 1);
-	CHECK(!slist_unhashed(&e[1].snode) && !slist_empty(&h));
-
-	/* replace first, middle, last: [3 2 1] -> [4 5 6] */
-	slist_replace(&e[3].snode, &e[4].snode, &h);
-	slist_replace(&e[2].snode, &e[5].snode, &h);
-	slist_replace(&e[1].snode, &e[6].snode, &h);
-	CHECK_SLIST(&h, 4, 5, 6);
-	CHECK(slist_unhashed(&e[1].snode) && slist_unhashed(&e[2].snode) &&
-	      slist_unhashed(&e[3].snode));
-
-	/* del_init middle, last, first: -> [4 6] -> [4] -> [] */
-	slist_del_init(&e[5].snode, &h);
-	CHECK_SLIST(&h, 4, 6);
-	slist_del_init(&e[6].snode, &h);
-	CHECK_SLIST(&h, 4);
-	slist_del_init(&e[4].snode, &h);
-	CHECK(slist_empty(&h) && slist_unhashed(&e[4].snode));
-
-	/* the safe walk may unlink the entry it stands on */
-	for (i = 1; i <= 5; i++)
-		slist_add_head(&e[i].snode, &h);
-	slist_for_each_entry_safe(pos, tmp, &h, snode) {
-		if (pos->id % 2)
-			slist_del_init(&pos->snode, &h);
-		n++;
-	}
-	CHECK(n == 5);
-	CHECK_SLIST(&h, 4, 2);
-}
-
 int main(void)
 {
 	const char *env = getenv("AK_TEST_SEED");
@@ -608,7 +541,6 @@ int main(void)
 	test_list_splice();
 	test_list_for_each();
 	test_list_for_each_safe_free();
-	test_slist_basic();
 	test_list_random(seed);
 	return check_report();
 }

@@ -292,9 +292,9 @@ static void test_item_shape(void)
 			item_put(it);
 		}
 	}
-	/* the header of the usual item: 60 bytes; flags take 4 more */
-	CHECK(item_block_size(false, 0, 15, 32) == 60 + 15 + 34);
-	CHECK(item_block_size(false, 2, 15, 32) == 64 + 15 + 34);
+	/* the header of the usual item: 52 bytes; flags take 4 more */
+	CHECK(item_block_size(false, 0, 15, 32) == 52 + 15 + 34);
+	CHECK(item_block_size(false, 2, 15, 32) == 56 + 15 + 34);
 	CHECK(item_block_size(true, 0, 6, 32) == 36 + 6 + 34);
 }
 
