@@ -2,7 +2,7 @@
 /*
  * item.c - the item block, its references, and the key classes.
  *
- * One allocation per item: the header, the key, the value and "\r\n". The
+ * One allocation per item: the header, the key, the value, the flags. The
  * header is as long as the key class needs (item_data_offset()): an
  * integer key is indexed by value and carries no hash or tree anchors.
  */
@@ -47,7 +47,7 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	memset((char *)it + item_data_offset(intkey) - sizeof(rel_time_t), 0,
 	       sizeof(rel_time_t));
 	memcpy((char *)it + item_data_offset(intkey), key, nkey);
-	if (flags)	/* the block's last bytes: after the value's "\r\n" */
+	if (flags)	/* the block's last bytes: after the value */
 		memcpy((char *)it + item_block_size(intkey, flags, nkey,
 						    nbytes) - ITEM_FLAGS_SIZE,
 		       &flags, sizeof(flags));

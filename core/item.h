@@ -3,10 +3,10 @@
  * item.h - one entry of the store: header, key and value in one block.
  *
  * Layout of the block: the header, then the key bytes (nkey, no NUL), then
- * the value (nbytes) followed by "\r\n", so that a reply sends the value and
- * its terminator with one iovec straight from the item. The block comes
- * from slab_alloc(): a slab class between jemalloc's size classes where
- * that costs less (core/slab.h).
+ * the value (nbytes; not its "\r\n", which a reply adds: two bytes an item
+ * are worth more than the copy of two bytes a hit), then the client flags
+ * when they are not 0. The block comes from slab_alloc(): a slab class
+ * between jemalloc's size classes where that costs less (core/slab.h).
  *
  * One anchor is embedded: rbnode (key order, string keys, in a
  * partition's rbtree, with subtree, the size of the subtree it heads).
@@ -94,7 +94,7 @@ struct item {
 	 * keys, which do without rbnode; rbnode for the others):
 	 *   rel_time_t time;	last stored or fetched (flush_all, mg l,
 	 *			me la): item_time()
-	 * then the key, the value and its "\r\n", then the client flags,
+	 * then the key, the value, then the client flags,
 	 * only when has_flags (item_flags()): they are mostly 0, and
 	 * memcached too stores them only when they are not; 4 bytes saved
 	 * an item. After the value, so that the key's offset depends on
@@ -178,7 +178,7 @@ static inline const char *item_key(const struct item *it)
 }
 
 /**
- * item_value() - the value bytes, followed by "\r\n" (nbytes + 2 in all)
+ * item_value() - the value bytes (nbytes, no "\r\n" after them)
  * @it: the item
  */
 static inline char *item_value(struct item *it)
@@ -197,13 +197,13 @@ static inline uint32_t item_flags(const struct item *it)
 
 	if (!it->has_flags)
 		return 0;
-	memcpy(&flags, item_value_const(it) + it->nbytes + 2, sizeof(flags));
+	memcpy(&flags, item_value_const(it) + it->nbytes, sizeof(flags));
 	return flags;
 }
 
 /**
  * item_block_size() - the bytes of an item's block: header, key, value and
- * its "\r\n"
+ * flags
  * @intkey: whether the key is an integer key (key_is_integer())
  * @flags:  the client flags (4 bytes when not 0)
  * @nkey:   key length
@@ -218,7 +218,7 @@ static inline uint32_t item_flags(const struct item *it)
 static inline size_t item_block_size(bool intkey, uint32_t flags,
 				     size_t nkey, uint32_t nbytes)
 {
-	return item_data_offset(intkey) + nkey + (size_t)nbytes + 2 +
+	return item_data_offset(intkey) + nkey + (size_t)nbytes +
 	       (flags ? ITEM_FLAGS_SIZE : 0);
 }
 
@@ -258,7 +258,7 @@ static inline size_t item_alloc_size(const struct item *it)
  * @nkey:    its length
  * @flags:   client flags
  * @exptime: expiry in store time (0 = never)
- * @nbytes:  value length; the caller fills nbytes + 2 bytes at item_value()
+ * @nbytes:  value length; the caller fills nbytes bytes at item_value()
  *
  * Copies the key, and sets ITEM_INTKEY and ikey if the key is a canonical
  * u64. The cas and time fields are set when the store links the item; the

@@ -411,7 +411,6 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 			memcpy(v, item_value(old), old->nbytes);
 			memcpy(v + old->nbytes, item_value(it), it->nbytes);
 		}
-		memcpy(v + nbytes, "\r\n", 2);
 		c = (struct commit){ .it = joined, .op = STORE_OP_CAS,
 				     .req_cas = old->cas, .keep_exptime = true,
 				     .has_cas_in = o->has_cas_in,
@@ -536,8 +535,8 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 			res->nbytes = it->nbytes;
 			res->cas = it->cas;
 			if (req->buf && (size_t)it->nbytes + 2 <= req->room) {
-				memcpy(req->buf, item_value(it),
-				       (size_t)it->nbytes + 2);
+				memcpy(req->buf, item_value(it), it->nbytes);
+				memcpy(req->buf + it->nbytes, "\r\n", 2);
 				it = NULL;
 			} else if (req->flags & STORE_REQ_PEEK) {
 				it = NULL;
@@ -653,7 +652,6 @@ enum store_result store_meta_delete(struct store *s, const struct store_del *d)
 			return STORE_NO_MEMORY;
 		}
 		memcpy(item_value(it), item_value(old), nbytes);
-		memcpy(item_value(it) + nbytes, "\r\n", 2);
 		if (d->stale)
 			it->iflags |= ITEM_STALE;
 		/* the flags of a held item change under its shard lock */
@@ -721,7 +719,6 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 			return -ENOMEM;
 		}
 		memcpy(item_value(it), text, (size_t)len);
-		memcpy(item_value(it) + len, "\r\n", 2);
 		/* memcached rewrites a number that does not grow in place:
 		 * the item's marks (fetched, stale, win, binary key) and its
 		 * last access stay (a grown one is a new item) */

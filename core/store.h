@@ -201,8 +201,8 @@ rel_time_t store_exptime(const struct store *s, int64_t exptime);
  * @nkey:    its length
  * @flags:   client flags
  * @exptime: store time from store_exptime()
- * @nbytes:  value length; the caller writes nbytes + 2 bytes ("...\r\n") at
- *           item_value()
+ * @nbytes:  value length; the caller writes nbytes bytes at item_value()
+ *           (not the "\r\n" after them)
  * @out:     receives the item, with one reference for the caller
  *
  * Context: takes no lock; allocates.

@@ -217,8 +217,10 @@ struct proto_conn {
 	/* PROTO_DATA: a data block read into pending, then handed to
 	 * data_complete (proto_data_begin()) */
 	struct item *pending;
-	size_t data_done;		/* bytes of nbytes + 2 received */
-	size_t data_total;
+	size_t data_done;		/* bytes of the block received */
+	size_t data_total;		/* the value's, and "\r\n" in text */
+	char data_end[2];		/* the bytes after the value: "\r\n"
+					 * (the item does not keep them) */
 	void (*data_complete)(struct proto_conn *pc, struct item *it);
 	/* what the storage command waiting for its block said */
 	uint64_t pending_cas;

@@ -314,7 +314,6 @@ static void bin_update_done(struct proto_conn *pc, struct item *it)
 			       .cas = pc->pending_cas };
 	enum store_result res;
 
-	memcpy(item_value(it) + it->nbytes, "\r\n", 2);
 	ctx->stats.cmd_set++;
 	if (o.op == STORE_OP_APPEND || o.op == STORE_OP_PREPEND)
 		o.has_cas = o.cas != 0;
@@ -476,7 +475,6 @@ static void bin_arith_create(struct proto_conn *pc, bool quiet,
 	if (!meta_key_plain(key, nkey))
 		it->iflags |= ITEM_KEY_BINARY;
 	memcpy(item_value(it), num, n);
-	memcpy(item_value(it) + n, "\r\n", 2);
 	if (store_item_store(ctx->store, it, STORE_OP_ADD, 0, &cas) ==
 	    STORE_STORED)
 		bin_arith_value(pc, quiet, initial, cas);

@@ -79,6 +79,20 @@ proto_out(struct proto_conn *pc, const char *s, size_t len)
 		proto_fail(pc);
 }
 
+/*
+ * Queues @it's value, referenced (the reply holds the caller's reference
+ * on @it until it is sent), and the "\r\n" after it, copied: the item does
+ * not keep it (item.h).
+ */
+static inline void proto_value_ref(struct proto_conn *pc, struct item *it)
+{
+	if (unlikely(reply_add_ref(&pc->out, it, item_value(it),
+				   it->nbytes) < 0))
+		proto_fail(pc);
+	else
+		proto_out(pc, "\r\n", 2);
+}
+
 /* Queues a reply line unless the command said noreply. */
 static __attribute__((always_inline)) inline void
 proto_reply(struct proto_conn *pc, const char *s, size_t len)
@@ -293,9 +307,11 @@ size_t proto_get_cont(struct proto_conn *pc, const char *buf, size_t len);
 
 /*
  * proto_data.c: the data block reader, for every command that sends one.
- * proto_data_begin(): the next @total bytes (the value and its "\r\n")
- * are copied into @it as they arrive; then @complete gets @it (and the
- * caller's reference on it) with the engine back in PROTO_CMD.
+ * proto_data_begin(): the next @total bytes (the value, then in the text
+ * protocols its "\r\n": @total is @it's nbytes and at most 2 more) are
+ * copied as they arrive, the value into @it and what follows it into
+ * pc->data_end; then @complete gets @it (and the caller's reference on
+ * it) with the engine back in PROTO_CMD.
  * proto_swallow_begin(): the next @total bytes are dropped (a refused
  * block); nothing once the connection is closing.
  */

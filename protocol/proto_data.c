@@ -8,10 +8,13 @@
  */
 #include "proto_cmd.h"
 
+#include <assert.h>
+
 void proto_data_begin(struct proto_conn *pc, struct item *it, size_t total,
 		      void (*complete)(struct proto_conn *pc,
 				       struct item *it))
 {
+	assert(total >= it->nbytes && total - it->nbytes <= sizeof(pc->data_end));
 	pc->pending = it;
 	pc->data_done = 0;
 	pc->data_total = total;
@@ -30,12 +33,17 @@ void proto_swallow_begin(struct proto_conn *pc, size_t total)
 /* PROTO_DATA: copies what has arrived of the block. Return: bytes used. */
 size_t proto_data(struct proto_conn *pc, const char *buf, size_t len)
 {
-	size_t n = pc->data_total - pc->data_done;
+	size_t n = pc->data_total - pc->data_done, done = pc->data_done, v = 0;
 	struct item *it = pc->pending;
 
 	if (n > len)
 		n = len;
-	memcpy(item_value(it) + pc->data_done, buf, n);
+	if (done < it->nbytes) {
+		v = it->nbytes - done < n ? it->nbytes - done : n;
+		memcpy(item_value(it) + done, buf, v);
+	}
+	if (v < n)	/* past the value: its "\r\n" */
+		memcpy(pc->data_end + (done + v - it->nbytes), buf + v, n - v);
 	pc->data_done += n;
 	if (pc->data_done == pc->data_total) {
 		pc->pending = NULL;

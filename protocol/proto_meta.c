@@ -147,7 +147,6 @@ static struct item *mg_vivify(struct proto_conn *pc, const struct meta_req *m,
 	*raced = false;
 	if (store_item_alloc(s, m->key, m->nkey, 0, exp, 0, &it))
 		return NULL;
-	memcpy(item_value(it), "\r\n", 2);
 	/*
 	 * Not linked yet: nobody else sees these bits. The creating mg
 	 * wins, and bumps it as it bumps a hit (unless u), unless it
@@ -287,9 +286,7 @@ static void mg_hit(struct proto_conn *pc, const struct meta_req *m,
 		item_put(it);
 		return;
 	}
-	if (unlikely(reply_add_ref(&pc->out, it, item_value(it),
-				   (size_t)it->nbytes + 2) < 0))
-		proto_fail(pc);
+	proto_value_ref(pc, it);
 }
 
 void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)

@@ -217,13 +217,12 @@ static void ms_done(struct proto_conn *pc, struct item *it)
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
 	struct store_set *o = &pc->meta_set;
-	const char *v = item_value(it);
 	enum store_result res;
 	char *p, *q;
 
 	pc->noreply = false;
 	st->cmd_set++;
-	if (v[it->nbytes] != '\r' || v[it->nbytes + 1] != '\n') {
+	if (pc->data_end[0] != '\r' || pc->data_end[1] != '\n') {
 		item_put(it);
 		proto_out(pc, STR_AND_LEN("CLIENT_ERROR bad data chunk\r\n"));
 		return;
@@ -342,7 +341,6 @@ static int ma_vivify(struct proto_conn *pc, const struct meta_req *m,
 	if (store_item_alloc(s, m->key, m->nkey, 0, *exp, (uint32_t)n, &it))
 		return -1;
 	memcpy(item_value(it), text, (size_t)n);
-	memcpy(item_value(it) + n, "\r\n", 2);
 	o.has_cas_in = meta_has(m, 'E');
 	o.cas_in = m->cas_E;
 	switch (store_item_store_opts(s, it, &o)) {

@@ -62,9 +62,7 @@ void proto_value(struct proto_conn *pc, struct item *it, unsigned int how)
 	*q++ = '\r';
 	*q++ = '\n';
 	reply_commit(&pc->out, (size_t)(q - p));
-	if (unlikely(reply_add_ref(&pc->out, it, item_value(it),
-				   (size_t)it->nbytes + 2) < 0))
-		proto_fail(pc);
+	proto_value_ref(pc, it);
 }
 
 /*

@@ -88,11 +88,10 @@ void proto_store(struct proto_conn *pc, const struct parse_line *l, int arg)
  */
 static __attribute__((always_inline)) inline void
 proto_store_item(struct proto_conn *pc, struct item *it, enum store_op op,
-		   uint64_t cas, const char *line_key)
+		   uint64_t cas, const char *line_key, const char *end)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
-	const char *v = item_value(it);
 	bool set = op == STORE_OP_SET;
 	char copy[KEY_MAX_LENGTH];
 	const char *key = line_key;
@@ -100,7 +99,7 @@ proto_store_item(struct proto_conn *pc, struct item *it, enum store_op op,
 	enum store_result res;
 
 	st->cmd_set++;
-	if (v[it->nbytes] != '\r' || v[it->nbytes + 1] != '\n') {
+	if (end[0] != '\r' || end[1] != '\n') {
 		item_put(it);
 		proto_reply(pc, STR_AND_LEN("CLIENT_ERROR bad data chunk\r\n"));
 		return;
@@ -146,7 +145,7 @@ proto_store_item(struct proto_conn *pc, struct item *it, enum store_op op,
 static void proto_store_done(struct proto_conn *pc, struct item *it)
 {
 	proto_store_item(pc, it, (enum store_op)pc->pending_op,
-			   pc->pending_cas, NULL);
+			   pc->pending_cas, NULL, pc->data_end);
 }
 
 /*
@@ -172,7 +171,7 @@ size_t proto_set_fast(struct proto_conn *pc, const char *buf, size_t len)
 	it = proto_store_alloc(pc, &st, STORE_OP_SET);
 	if (!it)
 		return n;	/* PROTO_SWALLOW takes the block */
-	memcpy(item_value(it), buf + n, total);
-	proto_store_item(pc, it, STORE_OP_SET, 0, st.key);
+	memcpy(item_value(it), buf + n, st.bytes);
+	proto_store_item(pc, it, STORE_OP_SET, 0, st.key, buf + n + st.bytes);
 	return n + total;
 }

@@ -416,7 +416,6 @@ static int load_block(struct loader *l, const unsigned char *p, size_t len,
 		}
 		it->iflags |= p[1] & KEPT_IFLAGS;
 		memcpy(item_value(it), p + RECORD_HEAD + nkey, nbytes);
-		memcpy(item_value(it) + nbytes, "\r\n", 2);
 		set.has_cas_in = true;
 		set.cas_in = cas;
 		if (store_item_store_opts(l->s, it, &set) != STORE_STORED) {

@@ -150,14 +150,13 @@ static void *xmalloc(size_t n)
 /* A string-key item block for the bare htable / rbtree benches. */
 static struct item *block_new(const char *key, size_t nkey)
 {
-	struct item *it = xmalloc(ITEM_STR_DATA + nkey + 2);
+	struct item *it = xmalloc(ITEM_STR_DATA + nkey);
 
 	memset(it, 0, ITEM_STR_DATA);	/* iflags 0: a string key's header */
 	RB_CLEAR_NODE(&it->rbnode);
 	it->nkey = (uint8_t)nkey;
 	it->refcount = 1;
 	memcpy((char *)item_key(it), key, nkey);
-	memcpy(item_value(it), "\r\n", 2);
 	return it;
 }
 
@@ -426,7 +425,7 @@ static void store_set(struct store *s, const char *key, size_t nkey,
 		fprintf(stderr, "bench_core: item alloc failed\n");
 		exit(1);
 	}
-	memcpy(item_value(it), "0123456789\r\n", VALUE_LEN + 2);
+	memcpy(item_value(it), "0123456789", VALUE_LEN);
 	*blocks += item_alloc_size(it);
 	if (store_item_store(s, it, STORE_OP_SET, 0, NULL) != STORE_STORED) {
 		fprintf(stderr, "bench_core: store failed\n");

@@ -321,7 +321,7 @@ static void put_key(struct store *s, const char *k, size_t n)
 
 	if (store_item_alloc(s, k, n, 0, 0, 1, &it))
 		FUZZ_FAIL("store_item_alloc failed");
-	memcpy(item_value(it), "v\r\n", 3);
+	memcpy(item_value(it), "v", 1);
 	if (store_item_store(s, it, STORE_OP_SET, 0, NULL) != STORE_STORED)
 		FUZZ_FAIL("set failed");
 }

@@ -70,8 +70,8 @@ def test_rss_bounded_under_set_load(tmp_path):
                                                                bound_kib)
 
 
-def test_items_of_164_bytes_are_not_rounded_to_192(tmp_path):
-    """A string item of a 10-byte key and a 100-byte value is a 164-byte
+def test_items_of_162_bytes_are_not_rounded_to_192(tmp_path):
+    """A string item of a 10-byte key and a 100-byte value is a 162-byte
     block, which jemalloc rounds to 192 bytes (memcached's slab class for it
     is 192 bytes too): it is served from a slab class of 168 (core/slab.h),
     so that 3 MiB holds more such items than 192-byte blocks would, with

@@ -55,7 +55,6 @@ static int set_key(struct store *s, const char *key, rel_time_t exptime)
 	if (err)
 		return STORE_NO_MEMORY;
 	memcpy(item_value(it), value, VALUE);
-	memcpy(item_value(it) + VALUE, "\r\n", 2);
 	return store_item_store(s, it, STORE_OP_SET, 0, NULL);
 }
 

@@ -1234,6 +1234,39 @@ static void test_session_splits(void)
 	h_fini(&whole);
 }
 
+/*
+ * The "\r\n" after a value is checked as it arrives, in any pieces, but
+ * not kept in the item (the client flags follow the value there): a
+ * block that ends otherwise is refused and stores nothing, and the flags
+ * and value of one that ends right come back whole.
+ */
+static void test_value_end_is_checked_not_stored(void)
+{
+	static const char bad[] = "set k 7 0 3\r\nabc\rX"
+				  "ms m 3 F9\r\nxyz\nY"
+				  "get k m\r\n";
+	static const char good[] = "set k 7 0 3\r\nabc\r\n"
+				   "ms m 3 F9 T0\r\nxyz\r\n"
+				   "get k m\r\nmg m v f\r\n";
+	struct harness h;
+	size_t piece;
+
+	for (piece = 1; piece <= 3; piece++) {
+		h_init(&h, ITEM_MAX_MC);
+		h_feed_pieces(&h, bad, sizeof(bad) - 1, piece);
+		CHECK_OUT(&h, 0, "CLIENT_ERROR bad data chunk\r\n"
+			  "CLIENT_ERROR bad data chunk\r\nEND\r\n");
+		h_fini(&h);
+
+		h_init(&h, ITEM_MAX_MC);
+		h_feed_pieces(&h, good, sizeof(good) - 1, piece);
+		CHECK_OUT(&h, 0, "STORED\r\nHD\r\n"
+			  "VALUE k 7 3\r\nabc\r\nVALUE m 9 3\r\nxyz\r\nEND\r\n"
+			  "VA 3 f9\r\nxyz\r\n");
+		h_fini(&h);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* pipelining, values, limits                                          */
 
@@ -1354,7 +1387,7 @@ static void test_big_value(void)
 	n = reply_iov(&h.pc.out, iov, 8);
 	for (k = 0; k < n && it; k++)
 		if (iov[k].iov_base == item_value(it) &&
-		    iov[k].iov_len == nval + 2)
+		    iov[k].iov_len == nval)
 			by_ref = true;
 	CHECK(by_ref);
 	if (it)
@@ -2177,6 +2210,7 @@ int main(void)
 	test_memcached_cases();
 	test_too_large();
 	test_session_splits();
+	test_value_end_is_checked_not_stored();
 	test_pipeline();
 	test_max_reqs();
 	test_big_value();

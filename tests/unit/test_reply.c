@@ -57,7 +57,7 @@ static void model_add(struct model *m, const void *p, size_t len)
 	m->len += len;
 }
 
-/* An item holding @nbytes of value (and "\r\n"), key an integer. */
+/* An item holding @nbytes of value, key an integer. */
 static struct item *make_item(unsigned int n, uint32_t nbytes)
 {
 	char key[16];
@@ -70,14 +70,13 @@ static struct item *make_item(unsigned int n, uint32_t nbytes)
 		return NULL;
 	for (i = 0; i < nbytes; i++)
 		item_value(it)[i] = (char)('a' + (n + i) % 26);
-	memcpy(item_value(it) + nbytes, "\r\n", 2);
 	return it;
 }
 
 /* Queues @it's value by reference (taking a reference for the queue). */
 static int model_add_ref(struct model *m, struct reply *r, struct item *it)
 {
-	size_t len = (size_t)it->nbytes + 2;
+	size_t len = it->nbytes;
 	int ret;
 
 	item_get(it);
@@ -261,7 +260,7 @@ static void test_value_shape(void)
 	struct model m;
 	struct reply r;
 	struct iovec iov[16];
-	struct item *a = make_item(1, 10), *b = make_item(2, 0);
+	struct item *a = make_item(1, 12), *b = make_item(2, 2);
 	char *p;
 
 	model_init(&m);
@@ -269,12 +268,12 @@ static void test_value_shape(void)
 	CHECK(a && b);
 	p = reply_reserve(&r, 100);
 	CHECK(p != NULL);
-	memcpy(p, "VALUE 1 0 10\r\n", 14);
+	memcpy(p, "VALUE 1 0 12\r\n", 14);
 	reply_commit(&r, 14);
-	model_add(&m, "VALUE 1 0 10\r\n", 14);
+	model_add(&m, "VALUE 1 0 12\r\n", 14);
 	CHECK(model_add_ref(&m, &r, a) == 0);
-	CHECK(reply_add(&r, "VALUE 2 0 0\r\n", 13) == 0);
-	model_add(&m, "VALUE 2 0 0\r\n", 13);
+	CHECK(reply_add(&r, "VALUE 2 0 2\r\n", 13) == 0);
+	model_add(&m, "VALUE 2 0 2\r\n", 13);
 	CHECK(model_add_ref(&m, &r, b) == 0);
 	CHECK(reply_addf(&r, "%s\r\n", "END") == 0);
 	model_add(&m, "END\r\n", 5);

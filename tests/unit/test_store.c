@@ -106,7 +106,6 @@ static int put_n(struct store *s, const char *key, size_t nkey,
 	if (err)
 		return STORE_NO_MEMORY;
 	memcpy(item_value(it), val, n);
-	memcpy(item_value(it) + n, "\r\n", 2);
 	return store_item_store(s, it, op, cas, cas_out);
 }
 
@@ -133,7 +132,6 @@ static bool holds(struct store *s, const char *key, const char *val)
 		return val == NULL;
 	ok = val && it->nbytes == strlen(val) &&
 	     !memcmp(item_value(it), val, it->nbytes) &&
-	     !memcmp(item_value(it) + it->nbytes, "\r\n", 2) &&
 	     it->nkey == strlen(key) && !memcmp(item_key(it), key, it->nkey);
 	item_put(it);
 	return ok;
@@ -276,15 +274,15 @@ static void test_item_shape(void)
 			CHECK(it);
 			if (!it)
 				continue;
-			memcpy(item_value(it), "abc\r\n", 5);
+			memcpy(item_value(it), "abc", 3);
 			item_set_time(it, 0xfeedbeefu);
 			CHECK(!!(it->iflags & ITEM_INTKEY) == intkey);
 			CHECK(item_flags(it) == flags[j]);
 			CHECK(item_time(it) == 0xfeedbeefu);
 			CHECK(item_key(it) == (const char *)it + head);
 			CHECK(!memcmp(item_key(it), keys[i], nkey));
-			CHECK(!memcmp(item_value(it), "abc\r\n", 5));
-			CHECK(item_block_size_of(it) == head + nkey + 3 + 2 +
+			CHECK(!memcmp(item_value(it), "abc", 3));
+			CHECK(item_block_size_of(it) == head + nkey + 3 +
 			      (flags[j] ? 4 : 0));
 			CHECK(item_block_size_of(it) ==
 			      item_block_size(intkey, flags[j], nkey, 3));
@@ -292,10 +290,11 @@ static void test_item_shape(void)
 			item_put(it);
 		}
 	}
-	/* the header of the usual item: 52 bytes; flags take 4 more */
-	CHECK(item_block_size(false, 0, 15, 32) == 52 + 15 + 34);
-	CHECK(item_block_size(false, 2, 15, 32) == 56 + 15 + 34);
-	CHECK(item_block_size(true, 0, 6, 32) == 36 + 6 + 34);
+	/* the header of the usual item: 52 bytes; flags take 4 more; the
+	 * value's "\r\n" is not kept */
+	CHECK(item_block_size(false, 0, 15, 32) == 52 + 15 + 32);
+	CHECK(item_block_size(false, 2, 15, 32) == 56 + 15 + 32);
+	CHECK(item_block_size(true, 0, 6, 32) == 36 + 6 + 32);
 }
 
 /*
@@ -397,7 +396,7 @@ static void test_examples(unsigned int nshards)
 	it = lookup_get(s, "a", 1, NULL);
 	CHECK(set(s, "a", "three") == STORE_STORED);
 	CHECK(store_delete(s, "a", 1) == 0);
-	CHECK(it && it->nbytes == 3 && !memcmp(item_value(it), "two\r\n", 5));
+	CHECK(it && it->nbytes == 3 && !memcmp(item_value(it), "two", 3));
 	CHECK(it && !(it->iflags & ITEM_LINKED));
 	if (it)
 		item_put(it);
@@ -1183,7 +1182,6 @@ static bool item_matches(const struct item *it, unsigned int i)
 	       !memcmp(item_key(it), pool[i].k, pool[i].n) &&
 	       it->nbytes == e->nval &&
 	       !memcmp(item_value_const(it), e->val, e->nval) &&
-	       !memcmp(item_value_const(it) + e->nval, "\r\n", 2) &&
 	       item_flags(it) == e->flags && it->cas == e->cas;
 }
 
@@ -1569,7 +1567,7 @@ static void test_alloc_failures(unsigned int nshards, unsigned long nops)
 		struct item *it;
 
 		CHECK(store_item_alloc(s, "123456789", 9, 0, 0, 1, &it) == 0);
-		memcpy(item_value(it), "v\r\n", 3);
+		memcpy(item_value(it), "v", 1);
 		ak_alloc_fail_after(0);
 		CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
 		      STORE_NO_MEMORY);
@@ -1642,7 +1640,7 @@ static void test_memory_limit(unsigned int nshards)
 	it = item_alloc("big", 3, 0, 0, (uint32_t)limit);
 	CHECK(it != NULL);
 	if (it) {
-		memset(item_value(it), 'x', limit + 2);
+		memset(item_value(it), 'x', limit);
 		CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
 		      STORE_TOO_LARGE);
 	}
@@ -1652,7 +1650,7 @@ static void test_memory_limit(unsigned int nshards)
 	CHECK(set(s, "grow", "x") == STORE_STORED);
 	it = item_alloc("grow", 4, 0, 0, 1024 * 1024 - 50);
 	if (it) {
-		memset(item_value(it), 'y', 1024 * 1024 - 48);
+		memset(item_value(it), 'y', 1024 * 1024 - 50);
 		CHECK(store_item_store(s, it, STORE_OP_APPEND, 0, NULL) ==
 		      STORE_TOO_LARGE);
 	}
@@ -1719,7 +1717,7 @@ static void test_evict_elsewhere(void)
 		struct item *it = item_alloc("big", 3, 0, 0, 400 << 10);
 
 		if (it) {
-			memset(item_value(it), 'b', (400 << 10) + 2);
+			memset(item_value(it), 'b', 400 << 10);
 			CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
 			      STORE_STORED);
 		}
@@ -1741,7 +1739,7 @@ static void test_evict_elsewhere(void)
 		struct item *it = item_alloc("30", 2, 0, 0, 480 << 10);
 
 		if (it) {
-			memset(item_value(it), 'b', (480 << 10) + 2);
+			memset(item_value(it), 'b', 480 << 10);
 			CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
 			      STORE_STORED);
 		}
