@@ -34,8 +34,8 @@
 #define JE_SMALL		128	/* jemalloc's classes are 16 bytes apart
 					 * up to here, four per doubling above */
 #define SLAB_LOW		64	/* the first class is above this */
-#define SLAB_PER_DOUBLING	16	/* at most; 8 bytes apart at least */
-#define SLAB_CLASSES		80	/* those that are not jemalloc's */
+#define SLAB_PER_DOUBLING	32	/* at most; 8 bytes apart at least */
+#define SLAB_CLASSES		128	/* those that are not jemalloc's */
 #define GRANULES		((SLAB_MAX >> SLAB_GRANULE_SHIFT) + 1)
 #define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
@@ -108,7 +108,7 @@ static uint32_t page_charge(size_t size, size_t psize)
 	return (uint32_t)((psize + per - 1) / per);
 }
 
-/* The class after @size: 8 bytes on up to 512, 1/16 of a doubling above. */
+/* The class after @size: 8 bytes on up to 512, 1/32 of a doubling above. */
 static size_t class_step(size_t size)
 {
 	size_t base = 512;

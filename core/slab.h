@@ -3,11 +3,13 @@
  * slab.h - finer size classes than jemalloc's for the item blocks.
  *
  * jemalloc rounds a block above 128 bytes up to one of four classes per
- * doubling (160, 192, 224, 256, 320, ...): a 172-byte item (a 60-byte
- * header, a 10-byte key, 100 bytes of value and "\r\n") takes 192 bytes,
- * 12 % more than it needs. The slabs add the classes between jemalloc's,
- * 8 bytes apart from 72 to 512 bytes and sixteen per doubling from there
- * to 4096 (80 classes, jemalloc's own left out), carved from pages of 16, 32
+ * doubling (160, 192, 224, 256, 320, ...): a 162-byte item (a 52-byte
+ * header, a 10-byte key, 100 bytes of value) takes 192 bytes, 18 % more
+ * than it needs. The slabs add the classes between jemalloc's, 8 bytes
+ * apart from 72 to 512 bytes and 32 per doubling from there to 4096 (128
+ * classes, jemalloc's own left out: a block wastes at most 8 bytes or
+ * 1/32 of its size, so that no size sits far above a class of memcached's
+ * that fits it exactly), carved from pages of 16, 32
  * or 64 KiB that jemalloc hands out; a block size is served from a slab
  * class only where that costs less than jemalloc's class, counting the
  * class's share of its page (page header and tail), and from jemalloc
