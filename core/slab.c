@@ -35,7 +35,9 @@
 					 * up to here, four per doubling above */
 #define SLAB_LOW		64	/* the first class is above this */
 #define SLAB_PER_DOUBLING	32	/* at most; 8 bytes apart at least */
-#define SLAB_CLASSES		128	/* those that are not jemalloc's */
+#define SLAB_CLASSES		184	/* those that are not jemalloc's */
+#define PAGE_BLOCKS_MAX		64	/* a page above 64 KiB holds at most
+					 * about this many blocks */
 #define GRANULES		((SLAB_MAX >> SLAB_GRANULE_SHIFT) + 1)
 #define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
@@ -122,7 +124,8 @@ static size_t class_step(size_t size)
 
 __attribute__((constructor)) static void slab_tables_init(void)
 {
-	static const uint32_t psizes[] = { 16384, 32768, 65536 };
+	static const uint32_t psizes[] = { 16384, 32768, 65536, 131072,
+					   262144 };
 	size_t size, g;
 	unsigned int i = 0, j;
 
@@ -141,6 +144,11 @@ __attribute__((constructor)) static void slab_tables_init(void)
 		for (j = 0; j < ARRAY_SIZE(psizes); j++) {
 			uint32_t ch = page_charge(c->size, psizes[j]);
 
+			/* a larger page only for larger blocks: what a
+			 * class keeps in partly used pages stays small */
+			if (psizes[j] > 65536 &&
+			    psizes[j] > PAGE_BLOCKS_MAX * size)
+				break;
 			if (ch < c->charge) {
 				c->charge = ch;
 				c->psize = psizes[j];

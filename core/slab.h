@@ -6,11 +6,12 @@
  * doubling (160, 192, 224, 256, 320, ...): a 162-byte item (a 52-byte
  * header, a 10-byte key, 100 bytes of value) takes 192 bytes, 18 % more
  * than it needs. The slabs add the classes between jemalloc's, 8 bytes
- * apart from 72 to 512 bytes and 32 per doubling from there to 4096 (128
+ * apart from 72 to 512 bytes and 32 per doubling from there to 16384 (184
  * classes, jemalloc's own left out: a block wastes at most 8 bytes or
  * 1/32 of its size, so that no size sits far above a class of memcached's
- * that fits it exactly), carved from pages of 16, 32
- * or 64 KiB that jemalloc hands out; a block size is served from a slab
+ * that fits it exactly), carved from pages of 16 to 256 KiB that jemalloc
+ * hands out (above 64 KiB, at most about 64 blocks a page: a class's
+ * partly used page stays small); a block size is served from a slab
  * class only where that costs less than jemalloc's class, counting the
  * class's share of its page (page header and tail), and from jemalloc
  * otherwise. The classes and what each block costs are the same in every
@@ -36,7 +37,7 @@
 
 #include "alloc.h"
 
-#define SLAB_MAX	4096	/* the largest block a slab class serves */
+#define SLAB_MAX	16384	/* the largest block a slab class serves */
 
 #define SLAB_GRANULE_SHIFT	3
 
