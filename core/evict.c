@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * evict.c - S3-FIFO eviction, the memory charge and hash table growth.
+ * evict.c - S3-FIFO eviction's policy (its small ring and ghost are
+ * queues.c's), the memory charge and the queues' growth within it.
  *
  * S3-FIFO (Yang et al., "FIFO queues are all you need for cache
  * eviction", SOSP 2023), per shard:
@@ -14,17 +15,17 @@
  *
  * A hit only adds one to the item's 2-bit frequency (item_hit()): no
  * list moves, no lock beyond the shard's it already holds. The small queue
- * takes about a tenth of the shard's bytes (SMALL_SHARE): a store that
+ * takes about a tenth of the shard's bytes (QUEUES_SMALL_SHARE): a store that
  * must make room evicts from small while it is at least that, else from
  * main. The small queue is a ring of item pointers indexed by the item's
- * cas sequence (see struct shard), so an item costs no bytes for it: a
+ * cas sequence (queues.h), so an item costs no bytes for it: a
  * store takes the next sequence number, so the ring's order is the
  * stores' order, and an item leaves its slot in O(1) when it is deleted
  * or replaced. The main queue is the CLOCK hand over the shard's indexes
  * (the radix tree, then the hash table slot by slot): the simulator of
  * tests/bench/hitratio.c (s3clock) measures it as good as a FIFO with
  * reinsertion, for no bytes per item. The ghost is a table of 16-bit
- * fingerprints, GHOST_WAYS per bucket, about as many as the shard holds
+ * fingerprints, QUEUES_GHOST_WAYS per bucket, about as many as the shard holds
  * items; a new key found there goes straight to main.
  *
  * Dead items (expired, flushed) go first: met at small's tail or by
@@ -45,118 +46,6 @@
 
 #define DEAD_SCAN		1024	/* items -M looks at for a dead one */
 #define DEAD_LOOK_MAX		64	/* an eviction's look for a dead one */
-#define SMALL_SHARE		10	/* small holds 1/SMALL_SHARE of the bytes */
-#define SMALL_MIN_SLOTS		64	/* the ring's first size */
-#define SMALL_MAX_SLOTS		(1ull << 28)
-#define SMALL_ITEMS_PER_SLOT	8	/* grow the ring above this */
-#define GHOST_MIN_BUCKETS	8	/* GHOST_WAYS fingerprints each */
-#define GHOST_MAX_BUCKETS	(1ull << 28)
-
-/* ---- the ghost ---- */
-
-/* A well mixed 64-bit hash of a key for the ghost (murmur3's finalizer). */
-static uint64_t ghost_hash(bool isint, uint64_t ikey, uint32_t hash)
-{
-	uint64_t h = isint ? ikey : ((uint64_t)hash << 32 | 0x5bd1e995u);
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
-static uint64_t item_ghost_hash(const struct item *it)
-{
-	if (item_is_int(it))
-		return ghost_hash(true, it->ikey, 0);
-	return ghost_hash(false, 0,
-			  (uint32_t)(item_key_hash(item_key(it), it->nkey) >> 32));
-}
-
-/* The bucket of @h and its fingerprint, never 0 (0 marks a free way). */
-static uint16_t *ghost_bucket(const struct shard *sh, uint64_t h,
-			      uint16_t *fp)
-{
-	*fp = (uint16_t)(h >> 48) ? (uint16_t)(h >> 48) : 1;
-	return &sh->ghost[(h & sh->ghost_mask) * GHOST_WAYS];
-}
-
-/* Remember a key evicted from small; a full bucket loses one way. */
-static void ghost_add_locked(struct shard *sh, uint64_t h)
-{
-	uint16_t fp, *b = ghost_bucket(sh, h, &fp);
-	unsigned int w;
-
-	ak_lock_assert_held(&sh->lock);
-	for (w = 0; w < GHOST_WAYS; w++) {
-		if (!b[w]) {
-			b[w] = fp;
-			sh->ghost_entries++;
-			return;
-		}
-	}
-	b[sh->ghost_way++ % GHOST_WAYS] = fp;
-}
-
-/* Whether a key is in the ghost; it leaves the ghost if so. */
-static bool ghost_take_locked(struct shard *sh, uint64_t h)
-{
-	uint16_t fp, *b = ghost_bucket(sh, h, &fp);
-	unsigned int w;
-
-	ak_lock_assert_held(&sh->lock);
-	for (w = 0; w < GHOST_WAYS; w++) {
-		if (b[w] == fp) {
-			b[w] = 0;
-			sh->ghost_entries--;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* ---- the small queue ---- */
-
-/*
- * Keep the ring a window of the sequence: an item whose sequence number
- * falls out of it (the ring is too short for the small queue: grown at
- * the next store) moves to main as it is. The slow path of
- * small_add_locked() (shard.h), taken when the window must slide.
- */
-void queues_small_slide_locked(const struct store *s, struct shard *sh)
-{
-	ak_lock_assert_held(&sh->lock);
-	while (sh->cas_seq - sh->small_tail > sh->small_mask) {
-		struct item *it;
-
-		if (!sh->small_items) {
-			sh->small_tail = sh->cas_seq - sh->small_mask;
-			return;
-		}
-		it = sh->small[sh->small_tail & sh->small_mask];
-		if (it) {
-			small_forget_locked(s, sh, it);
-			sh->small_aged++;
-			if (sh->small_bytes * SMALL_SHARE < sh->bytes)
-				sh->queues_grow = true;
-		}
-		sh->small_tail++;
-	}
-}
-
-/*
- * Whether the ghost remembers the new key @k; it leaves the ghost if so.
- * The slow path of queues_link_locked() (shard.h), taken once something
- * was evicted.
- */
-bool queues_ghost_take_locked(struct shard *sh, const struct keyref *k)
-{
-	if (!ghost_take_locked(sh, ghost_hash(k->isint, k->ikey, (uint32_t)(k->hash >> 32))))
-		return false;
-	sh->ghost_hits++;
-	return true;
-}
 
 /* Unlink a live item to make room, and count it. */
 static void item_evict_locked(struct store *s, struct shard *sh,
@@ -179,24 +68,22 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
 			       struct dead_list *dead)
 {
 	ak_lock_assert_held(&sh->lock);
-	while (sh->small_items) {
-		struct item *it;
+	while (sh->q.small_items) {
+		struct item *it = queues_small_tail(&sh->q);
 
-		while (!(it = sh->small[sh->small_tail & sh->small_mask]))
-			sh->small_tail++;
 		if (item_state(s, it, now) != STORE_HIT) {
 			shard_reclaim_locked(s, sh, it, dead);
 			return true;
 		}
 		if (it == keep || item_freq(it)) {
-			small_forget_locked(s, sh, it);
+			small_forget_locked(sh, it);
 			if (it != keep) {
 				item_set_freq(it, 0);
-				sh->moved_main++;
+				sh->q.moved_main++;
 			}
 			continue;
 		}
-		ghost_add_locked(sh, item_ghost_hash(it));
+		queues_ghost_add(&sh->q, queues_item_ghost_hash(it));
 		item_evict_locked(s, sh, it, dead);
 		return true;
 	}
@@ -212,11 +99,11 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 			      rel_time_t now, const struct item *keep,
 			      struct dead_list *dead)
 {
-	uint64_t main_items = sh->curr_items - sh->small_items;
+	uint64_t main_items = sh->curr_items - sh->q.small_items;
 	struct item *it;
 
 	ak_lock_assert_held(&sh->lock);
-	if (keep && !small_has_locked(s, sh, keep))
+	if (keep && !small_has_locked(sh, keep))
 		main_items--;
 	if (!main_items)
 		return false;
@@ -230,7 +117,7 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 			shard_reclaim_locked(s, sh, it, dead);
 			return true;
 		}
-		if (small_has_locked(s, sh, it))
+		if (small_has_locked(sh, it))
 			continue;
 		freq = item_freq(it);
 		if (freq) {
@@ -292,7 +179,7 @@ static bool dead_look_locked(struct store *s, struct shard *sh,
 }
 
 /*
- * Free one item: from small while it holds SMALL_SHARE of the shard's
+ * Free one item: from small while it holds QUEUES_SMALL_SHARE of the shard's
  * bytes, else from main; from the other when one has nothing. With @live
  * false only a dead item is taken. @keep (may be NULL) is not evicted:
  * the item a store is replacing.
@@ -310,7 +197,7 @@ static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 		return dead_reclaim_locked(s, sh, now, keep, dead);
 	if (sh->doubtful && dead_look_locked(s, sh, now, dead))
 		return true;
-	from_small = sh->small_bytes * SMALL_SHARE >= sh->bytes;
+	from_small = sh->q.small_bytes * QUEUES_SMALL_SHARE >= sh->bytes;
 	if (from_small && small_evict_locked(s, sh, now, keep, dead))
 		return true;
 	if (main_evict_locked(s, sh, now, keep, dead))
@@ -320,172 +207,64 @@ static bool shard_evict_one_locked(struct store *s, struct shard *sh,
 
 /* ---- the queues' memory ---- */
 
-/*
- * The item count up to which neither the ring nor the ghost asks to grow
- * (queues_want_sizes()): a store checks no more than that until then.
- */
-static void queues_check_at_set(struct shard *sh)
-{
-	uint64_t ring = SMALL_ITEMS_PER_SLOT * (sh->small_mask + 1);
-	uint64_t ghost = (sh->ghost_mask + 1) * GHOST_WAYS * 3 / 2;
-
-	sh->queues_check_at = ring < ghost ? ring : ghost;
-}
-
 /**
- * queues_init() - give an empty shard its first small ring and ghost
- * @sh:   the shard, not yet in use
- * @bits: log2 of its first hash table's buckets, the size it was told to
- *        expect: the ring gets a sixteenth of that many slots, the ghost
- *        an eighth of that many fingerprints (at least the minimums)
- *
- * Context: start-up; allocates. The caller counts queues_memory().
- * Return: 0, or -ENOMEM.
- */
-int queues_init(struct shard *sh, unsigned int bits)
-{
-	uint64_t slots = (uint64_t)1 << bits >> 4;
-	uint64_t buckets = (uint64_t)1 << bits >> 3 >> 3;	/* / GHOST_WAYS */
-
-	_Static_assert(GHOST_WAYS == 8, "buckets: 1 << bits >> 3 ways");
-	if (slots < SMALL_MIN_SLOTS)
-		slots = SMALL_MIN_SLOTS;
-	if (buckets < GHOST_MIN_BUCKETS)
-		buckets = GHOST_MIN_BUCKETS;
-	sh->small = ak_calloc(slots, sizeof(*sh->small));
-	sh->ghost = ak_calloc(buckets * GHOST_WAYS, sizeof(*sh->ghost));
-	if (!sh->small || !sh->ghost) {
-		queues_destroy(sh);
-		return -ENOMEM;
-	}
-	sh->small_mask = slots - 1;
-	sh->ghost_mask = buckets - 1;
-	queues_check_at_set(sh);
-	return 0;
-}
-
-/* queues_destroy() - free a shard's ring and ghost. Context: exclusive. */
-void queues_destroy(struct shard *sh)
-{
-	ak_free(sh->small);
-	ak_free(sh->ghost);
-	sh->small = NULL;
-	sh->ghost = NULL;
-}
-
-/* The ring and ghost sizes @sh's item count asks for (at least today's). */
-static void queues_want_sizes(const struct shard *sh, uint64_t *slots,
-			      uint64_t *buckets)
-{
-	*slots = sh->small_mask + 1;
-	*buckets = sh->ghost_mask + 1;
-	if ((sh->curr_items > SMALL_ITEMS_PER_SLOT * *slots ||
-	     sh->queues_grow) && *slots < SMALL_MAX_SLOTS)
-		*slots *= 2;
-	/*
-	 * About one fingerprint per item: grow at 1.5, once the shard has
-	 * evicted (a store that only grows never reads its ghost)
-	 */
-	if (sh->ghost_entries &&
-	    sh->curr_items * 2 > *buckets * GHOST_WAYS * 3 &&
-	    *buckets < GHOST_MAX_BUCKETS)
-		*buckets *= 2;
-}
-
-/*
- * Whether the ring or the ghost should grow now: the slow path of
- * queues_want_grow_locked() (shard.h). Context: sh->lock held.
- */
-bool queues_resize_wanted_locked(const struct shard *sh)
-{
-	uint64_t slots, buckets;
-
-	ak_lock_assert_held(&sh->lock);
-	queues_want_sizes(sh, &slots, &buckets);
-	return slots != sh->small_mask + 1 || buckets != sh->ghost_mask + 1;
-}
-
-/**
- * queues_grow() - double the small ring or the ghost as the shard grew
+ * mem_grow_queues() - double the small ring or the ghost as the shard grew
  * @s:  the store
  * @sh: the shard
  *
- * The new arrays are allocated unlocked and installed under the lock when
- * their bytes fit (reserved with mem_charge_locked(), which may evict).
- * The ring's items move to their slots in the larger ring; the ghost
- * starts empty (a fingerprint does not keep the hash bits that would say
- * which of two new buckets is its).
+ * The new arrays are allocated unlocked and installed under the lock
+ * (queues_install()) when their bytes fit, reserved with
+ * mem_charge_locked(), which may evict.
  *
  * Context: no lock held; takes sh->lock.
  */
-void queues_grow(struct store *s, struct shard *sh)
+void mem_grow_queues(struct store *s, struct shard *sh)
 {
-	struct item **ring = NULL, **old_ring = NULL;
-	uint16_t *ghost = NULL, *old_ghost = NULL;
-	uint64_t slots, buckets, had_slots, had_buckets, i;
+	struct item **ring = NULL;
+	uint16_t *ghost = NULL;
+	uint64_t slots, buckets, had_slots, had_buckets;
 	size_t add = 0, short_by;
 	DEAD_LIST(dead);
 
 	shard_lock(sh);
-	had_slots = sh->small_mask + 1;
-	had_buckets = sh->ghost_mask + 1;
-	queues_want_sizes(sh, &slots, &buckets);
+	had_slots = sh->q.small_mask + 1;
+	had_buckets = sh->q.ghost_mask + 1;
+	queues_want_sizes(&sh->q, sh->curr_items, &slots, &buckets);
 	shard_unlock(sh);
 	if (slots == had_slots && buckets == had_buckets)
 		return;			/* grown by another store */
 	if (slots != had_slots)
 		ring = ak_calloc(slots, sizeof(*ring));
 	if (buckets != had_buckets)
-		ghost = ak_calloc(buckets * GHOST_WAYS, sizeof(*ghost));
+		ghost = ak_calloc(buckets * QUEUES_GHOST_WAYS, sizeof(*ghost));
 	/* what the arrays add to queues_memory() */
 	if (ring)
 		add += (slots - had_slots) * sizeof(*ring);
 	if (ghost)
-		add += (buckets - had_buckets) * GHOST_WAYS * sizeof(*ghost);
+		add += (buckets - had_buckets) * QUEUES_GHOST_WAYS *
+		       sizeof(*ghost);
 
 	shard_lock(sh);
-	if (had_slots != sh->small_mask + 1 ||
-	    had_buckets != sh->ghost_mask + 1)
+	if (had_slots != sh->q.small_mask + 1 ||
+	    had_buckets != sh->q.ghost_mask + 1)
 		goto out_unlock;	/* grown meanwhile */
 	if ((slots != had_slots && !ring) ||
 	    (buckets != had_buckets && !ghost) ||
 	    mem_charge_locked(s, sh, add, false, NULL, store_now(s), &dead,
 			      &short_by)) {
 		/* no memory (-M, or the allocator): not at every store */
-		sh->queues_retry_at = sh->curr_items + sh->curr_items / 4 + 1;
-		sh->queues_grow = false;
+		queues_retry_later(&sh->q,
+				   sh->curr_items + sh->curr_items / 4 + 1);
 		goto out_unlock;
 	}
-	if (ring) {
-		for (i = 0; i <= sh->small_mask; i++) {
-			struct item *it = sh->small[i];
-
-			if (it)
-				ring[(it->cas >> s->shard_bits) &
-				     (slots - 1)] = it;
-		}
-		old_ring = sh->small;
-		sh->small = ring;
-		sh->small_mask = slots - 1;
-		sh->queues_grow = false;
-		ring = NULL;
-	}
-	if (ghost) {
-		old_ghost = sh->ghost;
-		sh->ghost = ghost;
-		sh->ghost_mask = buckets - 1;
-		sh->ghost_entries = 0;
-		ghost = NULL;
-	}
+	/* ring and ghost come back as the old arrays */
+	queues_install(&sh->q, &ring, slots, &ghost, buckets);
 	sh->index_bytes += add;
-	queues_check_at_set(sh);
 out_unlock:
 	shard_unlock(sh);
 	items_release(&dead);
 	ak_free(ring);
 	ak_free(ghost);
-	ak_free(old_ring);
-	ak_free(old_ghost);
 }
 
 /* Bytes a shard holds, and whether that is below half its fair share. */

@@ -47,7 +47,7 @@ void shard_unlink_locked(struct store *s, struct shard *sh,
 		part_erase_locked(&s->parts, it);
 		sh->curr_str_items--;
 	}
-	small_forget_locked(s, sh, it);
+	small_forget_locked(sh, it);
 	doubtful_unlink_locked(s, sh, it);
 	item_clear_flag(it, ITEM_LINKED);
 	sh->curr_items--;

@@ -83,6 +83,7 @@
 #include "htable.h"
 #include "lock.h"
 #include "part.h"
+#include "queues.h"
 #include "radix_tree.h"
 #include "rbtree.h"
 
@@ -134,38 +135,12 @@ struct shard {
 	 * live counts, and store_count() reads them instead of walking.
 	 */
 	uint64_t doubtful;
-	/*
-	 * S3-FIFO eviction (evict.c). The small queue is a window over the
-	 * shard's cas sequence: an item in it sits at small[seq & small_mask],
-	 * seq its cas's (cas >> shard_bits), small_tail <= seq <= cas_seq,
-	 * cas_seq - seq <= small_mask; a slot holds no other item. The main
-	 * queue is every other linked item, in the order the eviction hand
-	 * walks the indexes. The ghost remembers the keys evicted from small:
-	 * GHOST_WAYS 16-bit fingerprints per bucket, 0 for none.
-	 */
-	struct item **small;
-	uint64_t small_mask;		/* slots - 1 */
-	uint64_t small_tail;
-	uint64_t small_items;
-	uint64_t small_bytes;		/* item_alloc_size() of small's items */
-	uint16_t *ghost;
-	uint64_t ghost_mask;		/* buckets - 1 */
-	uint64_t ghost_entries;
-	unsigned int ghost_way;		/* the way a full bucket loses next */
-	bool queues_grow;		/* the window was too short for small */
-	uint64_t queues_check_at;	/* curr_items up to which the ring
-					 * and the ghost need not grow */
-	uint64_t queues_retry_at;	/* curr_items before a failed
-					 * queues_grow() tries again */
+	/* S3-FIFO's small queue and ghost (queues.h; the policy: evict.c) */
+	struct queues q;
 	unsigned int dead_look;		/* items an eviction's dead search
 					 * looks at (evict.c) */
-	uint64_t ghost_hits;		/* new keys found in the ghost */
-	uint64_t moved_main;		/* small -> main: read while in small */
-	uint64_t small_aged;		/* small -> main: pushed out of the window */
 	unsigned int index;
 } __attribute__((aligned(CACHE_LINE)));
-
-#define GHOST_WAYS		8
 
 struct store {
 	struct store_config cfg;
@@ -505,54 +480,22 @@ static inline void hands_forget_locked(struct shard *sh, uint64_t slot)
 	hand_forget(&sh->expire_hand, slot);
 }
 
-/* The slot of the small queue that holds @it if it is there. */
-static inline struct item **small_slot(const struct store *s,
-				       const struct shard *sh,
-				       const struct item *it)
-{
-	return &sh->small[(READ_ONCE(it->cas) >> s->shard_bits) &
-			  sh->small_mask];
-}
-
 /* Whether @it is in @sh's small queue (else, linked, in the main one). */
-static inline bool small_has_locked(const struct store *s,
-				    const struct shard *sh,
+static inline bool small_has_locked(const struct shard *sh,
 				    const struct item *it)
 {
 	ak_lock_assert_held(&sh->lock);
-	return *small_slot(s, sh, it) == it;
+	return queues_small_has(&sh->q, it);
 }
 
 /*
  * Take @it out of the small queue if it is there (it leaves the store,
  * or moves to the main queue). Return: whether it was.
  */
-static inline bool small_forget_sized_locked(const struct store *s,
-					     struct shard *sh,
-					     struct item *it, size_t size)
+static inline bool small_forget_locked(struct shard *sh, struct item *it)
 {
-	struct item **slot = small_slot(s, sh, it);
-
 	ak_lock_assert_held(&sh->lock);
-	if (*slot != it)
-		return false;
-	*slot = NULL;
-	sh->small_items--;
-	sh->small_bytes -= size;
-	return true;
-}
-
-static inline bool small_forget_locked(const struct store *s,
-				       struct shard *sh, struct item *it)
-{
-	return small_forget_sized_locked(s, sh, it, item_alloc_size(it));
-}
-
-/* The bytes of a shard's queues: the small ring and the ghost. */
-static inline uint64_t queues_memory(const struct shard *sh)
-{
-	return (sh->small_mask + 1) * sizeof(struct item *) +
-	       (sh->ghost_mask + 1) * GHOST_WAYS * sizeof(uint16_t);
+	return queues_small_forget(&sh->q, it, item_alloc_size(it));
 }
 
 /* Count the radix nodes an insert or delete added or freed since @nodes_before. */
@@ -627,13 +570,8 @@ unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 				 unsigned int n, rel_time_t now,
 				 struct dead_list *dead);
 
-/* evict.c: the queues of S3-FIFO */
-int queues_init(struct shard *sh, unsigned int bits);
-void queues_destroy(struct shard *sh);
-void queues_small_slide_locked(const struct store *s, struct shard *sh);
-bool queues_ghost_take_locked(struct shard *sh, const struct keyref *k);
-bool queues_resize_wanted_locked(const struct shard *sh);
-void queues_grow(struct store *s, struct shard *sh);
+/* evict.c: the queues' growth within the limit, cross-shard eviction */
+void mem_grow_queues(struct store *s, struct shard *sh);
 size_t store_evict_others(struct store *s, struct shard *self, size_t need);
 
 /*
@@ -644,32 +582,15 @@ size_t store_evict_others(struct store *s, struct shard *self, size_t need);
 static inline bool small_add_locked(const struct store *s, struct shard *sh,
 				    struct item *it, size_t size)
 {
-	uint64_t seq = it->cas >> s->shard_bits;
-	struct item **slot;
-
 	ak_lock_assert_held(&sh->lock);
-	if ((it->cas & s->shard_mask) != sh->index || seq > sh->cas_seq)
+	if ((it->cas & s->shard_mask) != sh->index ||
+	    (it->cas >> s->shard_bits) > sh->cas_seq)
 		return false;
-	/* the window slides one slot a store: inline when that slot is free */
-	if (sh->cas_seq - sh->small_tail > sh->small_mask) {
-		if (sh->cas_seq - sh->small_tail == sh->small_mask + 1 &&
-		    !sh->small[sh->small_tail & sh->small_mask] &&
-		    sh->small_items)
-			sh->small_tail++;
-		else
-			queues_small_slide_locked(s, sh);
-	}
-	slot = small_slot(s, sh, it);
-	if (seq < sh->small_tail || *slot)
-		return false;
-	*slot = it;
-	sh->small_items++;
-	sh->small_bytes += size;
-	return true;
+	return queues_small_add(&sh->q, it, size, sh->cas_seq, sh->bytes);
 }
 
 /**
- * queues_link_locked() - put a newly linked item in its queue
+ * queues_link_locked() - put a newly linked item in its S3-FIFO queue
  * @s:  the store
  * @sh: its shard
  * @l:  the item (its cas set), the item it replaces (still holding its
@@ -678,7 +599,7 @@ static inline bool small_add_locked(const struct store *s, struct shard *sh,
  * A replacement takes the old item's frequency and queue (in small, the
  * slot of its own sequence number: its head); a new key goes to main if
  * the ghost remembers it, else to small. Inline, as every store takes it;
- * evict.c keeps the slow paths.
+ * queues.c keeps the slow paths.
  *
  * Context: sh->lock held.
  */
@@ -690,33 +611,24 @@ static inline void queues_link_locked(struct store *s, struct shard *sh,
 	ak_lock_assert_held(&sh->lock);
 	if (old) {
 		item_set_freq(it, item_freq(old));
-		if (!small_forget_sized_locked(s, sh, old, l->old_size))
+		if (!queues_small_forget(&sh->q, old, l->old_size))
 			return;
 	} else {
 		item_set_freq(it, 0);
 		/* an empty ghost (nothing evicted yet) costs no lookup */
-		if (sh->ghost_entries && queues_ghost_take_locked(sh, l->k))
+		if (sh->q.ghost_entries &&
+		    queues_ghost_take(&sh->q, queues_ghost_hash(l->k->isint,
+				l->k->ikey, (uint32_t)(l->k->hash >> 32))))
 			return;
 	}
 	small_add_locked(s, sh, it, l->size);
 }
 
-/**
- * queues_want_grow_locked() - whether a store should call queues_grow()
- * @sh: the shard
- *
- * Inline: a store looks only at two counts until the shard has grown.
- *
- * Context: sh->lock held.
- */
+/* Whether a store should call mem_grow_queues(). Context: sh->lock held. */
 static inline bool queues_want_grow_locked(const struct shard *sh)
 {
 	ak_lock_assert_held(&sh->lock);
-	if (likely(sh->curr_items < sh->queues_retry_at ||
-		   (!sh->queues_grow &&
-		    sh->curr_items <= sh->queues_check_at)))
-		return false;
-	return queues_resize_wanted_locked(sh);
+	return queues_want_grow(&sh->q, sh->curr_items);
 }
 
 /*

@@ -277,7 +277,7 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		if (grow_bits)
 			shard_grow(sh, grow_bits);
 		if (grow_queues)
-			queues_grow(s, sh);
+			mem_grow_queues(s, sh);
 		if (c->split) {
 			if (part_split(&s->parts, split_key, c->k.nkey))
 				store_parts_reclaim(s);

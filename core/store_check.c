@@ -204,12 +204,12 @@ static int check_queues_locked(const struct store *s, const struct shard *sh,
 	uint64_t i, n = 0, bytes = 0, ghosts = 0;
 
 	ak_lock_assert_held(&sh->lock);
-	if (sh->small_mask & (sh->small_mask + 1) ||
-	    sh->ghost_mask & (sh->ghost_mask + 1))
+	if (sh->q.small_mask & (sh->q.small_mask + 1) ||
+	    sh->q.ghost_mask & (sh->q.ghost_mask + 1))
 		CHECK_FAIL("shard %u: a queue size is no power of two",
 			   sh->index);
-	for (i = 0; i <= sh->small_mask; i++) {
-		const struct item *it = sh->small[i];
+	for (i = 0; i <= sh->q.small_mask; i++) {
+		const struct item *it = sh->q.small[i];
 		uint64_t seq;
 
 		if (!it)
@@ -218,25 +218,26 @@ static int check_queues_locked(const struct store *s, const struct shard *sh,
 		if (!(it->iflags & ITEM_LINKED) ||
 		    shard_of_item(s, it) != sh ||
 		    (it->cas & s->shard_mask) != sh->index ||
-		    (seq & sh->small_mask) != i || seq < sh->small_tail ||
-		    seq > sh->cas_seq || seq - sh->small_tail > sh->small_mask)
+		    (seq & sh->q.small_mask) != i || seq < sh->q.small_tail ||
+		    seq > sh->cas_seq ||
+		    seq - sh->q.small_tail > sh->q.small_mask)
 			CHECK_FAIL("shard %u: bad item in small slot %llu",
 				   sh->index, (unsigned long long)i);
 		n++;
 		bytes += item_alloc_size(it);
 	}
-	if (n != sh->small_items || bytes != sh->small_bytes ||
+	if (n != sh->q.small_items || bytes != sh->q.small_bytes ||
 	    n > sh->curr_items)
 		CHECK_FAIL("shard %u: small counts %llu items %llu bytes, "
 			   "ring has %llu/%llu", sh->index,
-			   (unsigned long long)sh->small_items,
-			   (unsigned long long)sh->small_bytes,
+			   (unsigned long long)sh->q.small_items,
+			   (unsigned long long)sh->q.small_bytes,
 			   (unsigned long long)n, (unsigned long long)bytes);
-	for (i = 0; i < (sh->ghost_mask + 1) * GHOST_WAYS; i++)
-		ghosts += sh->ghost[i] != 0;
-	if (ghosts != sh->ghost_entries)
+	for (i = 0; i < (sh->q.ghost_mask + 1) * QUEUES_GHOST_WAYS; i++)
+		ghosts += sh->q.ghost[i] != 0;
+	if (ghosts != sh->q.ghost_entries)
 		CHECK_FAIL("shard %u: ghost counts %llu, has %llu", sh->index,
-			   (unsigned long long)sh->ghost_entries,
+			   (unsigned long long)sh->q.ghost_entries,
 			   (unsigned long long)ghosts);
 	return 0;
 }
@@ -325,7 +326,7 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	if (cnt != nstr)
 		CHECK_FAIL("shard %u: hash has %llu of %llu", sh->index,
 			   (unsigned long long)cnt, (unsigned long long)nstr);
-	size = sh->ints.nr_nodes * s->node_size + queues_memory(sh);
+	size = sh->ints.nr_nodes * s->node_size + queues_memory(&sh->q);
 	if (sh->index_bytes != size)
 		CHECK_FAIL("shard %u: index bytes %llu, really %llu",
 			   sh->index, (unsigned long long)sh->index_bytes,

@@ -30,12 +30,12 @@ static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
 	st->evicted_unfetched += sh->evicted_unfetched;
 	st->expired_unfetched += sh->expired_unfetched;
 	st->reclaimed += sh->reclaimed;
-	st->small_items += sh->small_items;
-	st->small_bytes += sh->small_bytes;
-	st->ghost_entries += sh->ghost_entries;
-	st->ghost_hits += sh->ghost_hits;
-	st->moved_main += sh->moved_main;
-	st->small_aged += sh->small_aged;
+	st->small_items += sh->q.small_items;
+	st->small_bytes += sh->q.small_bytes;
+	st->ghost_entries += sh->q.ghost_entries;
+	st->ghost_hits += sh->q.ghost_hits;
+	st->moved_main += sh->q.moved_main;
+	st->small_aged += sh->q.small_aged;
 	st->hash_buckets += (uint64_t)1 << sh->ht.bits;
 	st->hash_bytes += htable_memory(&sh->ht);
 	st->radix_nodes += sh->ints.nr_nodes;
@@ -112,9 +112,9 @@ void store_stats_reset(struct store *s)
 		sh->evicted_unfetched = 0;
 		sh->expired_unfetched = 0;
 		sh->reclaimed = 0;
-		sh->ghost_hits = 0;
-		sh->moved_main = 0;
-		sh->small_aged = 0;
+		sh->q.ghost_hits = 0;
+		sh->q.moved_main = 0;
+		sh->q.small_aged = 0;
 		shard_unlock(sh);
 	}
 }
@@ -187,7 +187,7 @@ struct store *store_create(const struct store_config *cfg)
 
 		if (!slots)
 			break;
-		if (queues_init(sh, bits)) {
+		if (queues_init(&sh->q, bits, s->shard_bits)) {
 			ak_free(slots);
 			break;
 		}
@@ -196,7 +196,7 @@ struct store *store_create(const struct store_config *cfg)
 		radix_tree_init(&sh->ints);
 		sh->index = i;
 		/* the hash table is outside the limit, as memcached's is */
-		sh->index_bytes = queues_memory(sh);
+		sh->index_bytes = queues_memory(&sh->q);
 		s->mem_used += sh->index_bytes;
 	}
 	if (ok < n)
@@ -227,7 +227,7 @@ void store_destroy(struct store *s)
 			item_put(it);
 		htable_destroy(&sh->ht);
 		radix_tree_destroy(&sh->ints);
-		queues_destroy(sh);
+		queues_destroy(&sh->q);
 	}
 	pthread_mutex_destroy(&s->flush_lock);
 	ak_free(s->mem);
