@@ -69,6 +69,22 @@ static bool arg_i32(const struct token *t, int32_t *out)
 	return true;
 }
 
+/* No flag seen yet: the key as it is, the flags from token @first on. */
+static void meta_reset(struct meta_req *m, const struct parse_line *l,
+		       unsigned int first)
+{
+	memset(m->seen, 0, sizeof(m->seen));
+	m->binary = m->q = m->v = m->u = m->I = m->x = false;
+	m->ttl_T = m->ttl_N = m->ttl_R = 0;
+	m->cas_C = m->cas_E = m->delta_D = m->initial_J = 0;
+	m->flags_F = 0;
+	m->mode = 0;
+	m->key = l->tok[1].p;
+	m->nkey = l->tok[1].len;
+	m->flag = l->tok + first;
+	m->nflag = l->ntok > first ? l->ntok - first : 0;
+}
+
 const char *meta_parse(struct meta_req *m, const struct parse_line *l,
 		       unsigned int first)
 {
@@ -78,16 +94,7 @@ const char *meta_parse(struct meta_req *m, const struct parse_line *l,
 	uint64_t u;
 	unsigned int i;
 
-	memset(m->seen, 0, sizeof(m->seen));
-	m->binary = m->q = m->v = m->u = m->I = m->x = false;
-	m->ttl_T = m->ttl_N = m->ttl_R = 0;
-	m->cas_C = m->cas_E = m->delta_D = m->initial_J = 0;
-	m->flags_F = 0;
-	m->mode = 0;
-	m->key = key->p;
-	m->nkey = key->len;
-	m->flag = l->tok + first;
-	m->nflag = l->ntok > first ? l->ntok - first : 0;
+	meta_reset(m, l, first);
 	if (key->len > KEY_MAX_LENGTH)
 		return META_BAD_FORMAT;
 	if (l->ntok > META_MAX_TOKENS || l->more)

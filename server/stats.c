@@ -224,6 +224,35 @@ static void stats_tls(struct server *srv, struct reply *out)
 		 (uint64_t)(now > at ? now - at : 0));
 }
 
+/* memcached's command counters, in its order */
+static void stats_commands(struct reply *out, const struct proto_stats *p)
+{
+	stat_u64(out, "cmd_get", p->cmd_get);
+	stat_u64(out, "cmd_set", p->cmd_set);
+	stat_u64(out, "cmd_flush", p->cmd_flush);
+	stat_u64(out, "cmd_touch", p->cmd_touch);
+	stat_u64(out, "cmd_meta", p->cmd_meta);
+	stat_u64(out, "get_hits", p->get_hits);
+	stat_u64(out, "get_misses", p->get_misses);
+	stat_u64(out, "get_expired", p->get_expired);
+	stat_u64(out, "get_flushed", p->get_flushed);
+	stat_u64(out, "delete_misses", p->delete_misses);
+	stat_u64(out, "delete_hits", p->delete_hits);
+	stat_u64(out, "incr_misses", p->incr_misses);
+	stat_u64(out, "incr_hits", p->incr_hits);
+	stat_u64(out, "decr_misses", p->decr_misses);
+	stat_u64(out, "decr_hits", p->decr_hits);
+	stat_u64(out, "cas_misses", p->cas_misses);
+	stat_u64(out, "cas_hits", p->cas_hits);
+	stat_u64(out, "cas_badval", p->cas_badval);
+	stat_u64(out, "touch_hits", p->touch_hits);
+	stat_u64(out, "touch_misses", p->touch_misses);
+	stat_u64(out, "store_too_large", p->store_too_large);
+	stat_u64(out, "store_no_memory", p->store_no_memory);
+	stat_u64(out, "auth_cmds", p->auth_cmds);
+	stat_u64(out, "auth_errors", p->auth_errors);
+}
+
 static void stats_general(struct server *srv, struct reply *out)
 {
 	struct stats_totals t;
@@ -257,30 +286,7 @@ static void stats_general(struct server *srv, struct reply *out)
 		   "read_buf_bytes_free read_buf_oom");
 	/* descriptors held back over max_connections, as at start */
 	stat_u64(out, "reserved_fds", settings_reserved_fds(&settings));
-	stat_u64(out, "cmd_get", t.p.cmd_get);
-	stat_u64(out, "cmd_set", t.p.cmd_set);
-	stat_u64(out, "cmd_flush", t.p.cmd_flush);
-	stat_u64(out, "cmd_touch", t.p.cmd_touch);
-	stat_u64(out, "cmd_meta", t.p.cmd_meta);
-	stat_u64(out, "get_hits", t.p.get_hits);
-	stat_u64(out, "get_misses", t.p.get_misses);
-	stat_u64(out, "get_expired", t.p.get_expired);
-	stat_u64(out, "get_flushed", t.p.get_flushed);
-	stat_u64(out, "delete_misses", t.p.delete_misses);
-	stat_u64(out, "delete_hits", t.p.delete_hits);
-	stat_u64(out, "incr_misses", t.p.incr_misses);
-	stat_u64(out, "incr_hits", t.p.incr_hits);
-	stat_u64(out, "decr_misses", t.p.decr_misses);
-	stat_u64(out, "decr_hits", t.p.decr_hits);
-	stat_u64(out, "cas_misses", t.p.cas_misses);
-	stat_u64(out, "cas_hits", t.p.cas_hits);
-	stat_u64(out, "cas_badval", t.p.cas_badval);
-	stat_u64(out, "touch_hits", t.p.touch_hits);
-	stat_u64(out, "touch_misses", t.p.touch_misses);
-	stat_u64(out, "store_too_large", t.p.store_too_large);
-	stat_u64(out, "store_no_memory", t.p.store_no_memory);
-	stat_u64(out, "auth_cmds", t.p.auth_cmds);
-	stat_u64(out, "auth_errors", t.p.auth_errors);
+	stats_commands(out, &t.p);
 	stat_u64(out, "bytes_read", t.io.bytes_read);
 	stat_u64(out, "bytes_written", t.io.bytes_written);
 	stat_u64(out, "limit_maxbytes", st.limit_maxbytes);
