@@ -931,6 +931,39 @@ static void usage(FILE *f)
 	      "last argument, or the line after the command.\n", f);
 }
 
+/*
+ * The servers: --servers (a list, or twemproxy's YAML), else the one of
+ * -h and -p. Return: 0, or -1 after saying why.
+ */
+static int cli_ring(struct cli *c, const char *servers, const char *host,
+		    const char *port)
+{
+	char err[512], addr[300];
+	int rc;
+
+	if (servers) {
+		size_t n = strlen(servers);
+
+		c->cluster = true;
+		if ((n > 4 && !strcmp(servers + n - 4, ".yml")) ||
+		    (n > 5 && !strcmp(servers + n - 5, ".yaml")))
+			rc = ring_parse_yml(&c->ring, servers, err,
+					    sizeof(err));
+		else
+			rc = ring_parse_list(&c->ring, servers, err,
+					     sizeof(err));
+	} else {
+		snprintf(addr, sizeof(addr), "%s:%s", host, port);
+		rc = ring_parse_list(&c->ring, addr, err, sizeof(err));
+	}
+	if (rc || ring_build(&c->ring)) {
+		fprintf(stderr, "anchorkv-cli: %s\n", rc ? err :
+			"out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { .timeout_ms = 5000 };
@@ -938,7 +971,6 @@ int main(int argc, char **argv)
 	bool stat = false, raw_set = false;
 	double interval = 1;
 	long repeat = -1;
-	char err[512], addr[300];
 	int i, rc = 0;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
@@ -981,25 +1013,8 @@ int main(int argc, char **argv)
 			"number\n");
 		return 2;
 	}
-	if (servers) {
-		size_t n = strlen(servers);
-
-		c.cluster = true;
-		if ((n > 4 && !strcmp(servers + n - 4, ".yml")) ||
-		    (n > 5 && !strcmp(servers + n - 5, ".yaml")))
-			rc = ring_parse_yml(&c.ring, servers, err, sizeof(err));
-		else
-			rc = ring_parse_list(&c.ring, servers, err,
-					     sizeof(err));
-	} else {
-		snprintf(addr, sizeof(addr), "%s:%s", host, port);
-		rc = ring_parse_list(&c.ring, addr, err, sizeof(err));
-	}
-	if (rc || ring_build(&c.ring)) {
-		fprintf(stderr, "anchorkv-cli: %s\n", rc ? err :
-			"out of memory");
+	if (cli_ring(&c, servers, host, port))
 		return 2;
-	}
 	if (!raw_set)
 		c.raw = !isatty(STDOUT_FILENO);
 	signal(SIGPIPE, SIG_IGN);
