@@ -69,7 +69,11 @@ struct item *shard_find_locked(const struct shard *sh, const struct keyref *k)
 	if (k->isint)
 		return radix_tree_lookup(&sh->ints, k->ikey);
 	if (likely(!htable_rehashing(&sh->ht))) {
-		/* htable_first()'s loop, for the table that is not growing */
+		/*
+		 * htable_first()'s loop, for the table that is not growing:
+		 * 17 instructions a set and 6 a get fewer than the probe
+		 * struct's (callgrind, set16 and p16)
+		 */
 		uint64_t mask = htable_size(sh->ht.bits) - 1, w;
 		uint64_t i = htable_home(k->hash, sh->ht.bits);
 		uint64_t tag = htable_tag(k->hash);
