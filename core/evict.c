@@ -15,18 +15,18 @@
  *
  * A hit only adds one to the item's 2-bit frequency (item_hit()): no
  * list moves, no lock beyond the shard's it already holds. The small queue
- * takes about a tenth of the shard's bytes (QUEUES_SMALL_SHARE): a store that
- * must make room evicts from small while it is at least that, else from
- * main. The small queue is a ring of item pointers indexed by the item's
- * cas sequence (queues.h), so an item costs no bytes for it: a
+ * takes about a tenth of the shard's bytes (QUEUES_SMALL_SHARE): a store
+ * that must make room evicts from small while it is at least that, else
+ * from main. The small queue is a ring of item pointers indexed by the
+ * item's cas sequence (queues.h), so an item costs no bytes for it: a
  * store takes the next sequence number, so the ring's order is the
  * stores' order, and an item leaves its slot in O(1) when it is deleted
  * or replaced. The main queue is the CLOCK hand over the shard's indexes
  * (the radix tree, then the hash table slot by slot): the simulator of
  * tests/bench/hitratio.c (s3clock) measures it as good as a FIFO with
  * reinsertion, for no bytes per item. The ghost is a table of 16-bit
- * fingerprints, QUEUES_GHOST_WAYS per bucket, about as many as the shard holds
- * items; a new key found there goes straight to main.
+ * fingerprints, QUEUES_GHOST_WAYS per bucket, about as many as the shard
+ * holds items; a new key found there goes straight to main.
  *
  * Dead items (expired, flushed) go first: met at small's tail or by
  * main's hand they are reclaimed, and while the shard holds items that

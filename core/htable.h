@@ -74,7 +74,7 @@
 #define HTABLE_MAX_BITS	32
 #define HTABLE_TAG_SHIFT 48
 #define HTABLE_PTR_MASK	((UINT64_C(1) << HTABLE_TAG_SHIFT) - 1)
-#define HTABLE_GONE	UINT64_C(1)	/* a deleted entry of the old array */
+#define HTABLE_GONE	UINT64_C(1)	/* deleted from the old array */
 
 _Static_assert(sizeof(void *) == sizeof(uint64_t),
 	       "the table's words hold a pointer and a tag");
@@ -92,7 +92,7 @@ struct htable_probe {
 	const uint64_t *arr;
 	uint64_t mask;
 	uint64_t i;		/* the slot read next */
-	uint64_t left;		/* slots it may still read in this array */
+	uint64_t left;		/* slots it may still read (old array) */
 	uint64_t tag;		/* in place: the word's top 16 bits */
 	uint64_t hv;
 	bool in_old;
@@ -346,7 +346,8 @@ uint64_t *htable_rehash_advance(struct htable *ht, uint64_t hv);
  */
 static inline uint64_t htable_slots_n(const struct htable *ht)
 {
-	return htable_size(ht->bits) + (ht->old ? htable_size(ht->bits - 1) : 0);
+	return htable_size(ht->bits) +
+	       (ht->old ? htable_size(ht->bits - 1) : 0);
 }
 
 /**

@@ -12,7 +12,7 @@
 #define SMALL_MIN_SLOTS		64	/* the ring's first size */
 #define SMALL_MAX_SLOTS		(1ull << 28)
 #define SMALL_ITEMS_PER_SLOT	8	/* grow the ring above this */
-#define GHOST_MIN_BUCKETS	8	/* QUEUES_GHOST_WAYS fingerprints each */
+#define GHOST_MIN_BUCKETS	8	/* of QUEUES_GHOST_WAYS fingerprints */
 #define GHOST_MAX_BUCKETS	(1ull << 28)
 
 /* ---- the small queue ---- */
@@ -54,8 +54,8 @@ uint64_t queues_item_ghost_hash(const struct item *it)
 {
 	if (READ_ONCE(it->iflags) & ITEM_INTKEY)
 		return queues_ghost_hash(true, it->ikey, 0);
-	return queues_ghost_hash(false, 0,
-			(uint32_t)(item_key_hash(item_key(it), it->nkey) >> 32));
+	return queues_ghost_hash(false, 0, (uint32_t)(item_key_hash(
+			item_key(it), it->nkey) >> 32));
 }
 
 /* The bucket of @h and its fingerprint, never 0 (0 marks a free way). */

@@ -40,7 +40,7 @@ struct queues {
 	uint64_t small_mask;		/* slots - 1 */
 	uint64_t small_tail;
 	uint64_t small_items;
-	uint64_t small_bytes;		/* item_alloc_size() of small's items */
+	uint64_t small_bytes;		/* their item_alloc_size() */
 	uint16_t *ghost;
 	uint64_t ghost_mask;		/* buckets - 1 */
 	uint64_t ghost_entries;
