@@ -538,9 +538,8 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 			res->flags = item_flags(it);
 			res->nbytes = it->nbytes;
 			res->cas = it->cas;
-			if (req->buf && (size_t)it->nbytes + 2 <= req->room) {
+			if (req->buf && it->nbytes <= req->room) {
 				memcpy(req->buf, item_value(it), it->nbytes);
-				memcpy(req->buf + it->nbytes, "\r\n", 2);
 				it = NULL;
 			} else if (req->flags & STORE_REQ_PEEK) {
 				it = NULL;

@@ -294,7 +294,7 @@ struct store_req {
 	unsigned int flags;	/* enum store_req_flags */
 	rel_time_t exptime;	/* STORE_REQ_TOUCH: the new expiry, store time */
 	char *buf;		/* if set, receives a value of at most
-				 * @room - 2 bytes and its "\r\n" */
+				 * @room bytes */
 	size_t room;		/* size of @buf */
 	rel_time_t recache;	/* STORE_REQ_RECACHE: store time */
 };

@@ -230,7 +230,7 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 	bool touch = op == BIN_TOUCH || op == BIN_GAT || op == BIN_GATK;
 	bool with_key = op == BIN_GETK || op == BIN_GATK;
 	/* a small value is copied under the shard lock, as get's is */
-	char data[PROTO_COPY_MAX + 2];
+	char data[PROTO_COPY_MAX];
 	struct store_req req = { .key = key, .nkey = nkey, .buf = data,
 				 .room = sizeof(data) };
 	struct store_res res;

@@ -92,8 +92,10 @@ static void proto_value_copy(struct proto_conn *pc, const char *key,
 	}
 	*q++ = '\r';
 	*q++ = '\n';
-	memcpy(q, data, (size_t)val->nbytes + 2);
-	q += val->nbytes + 2;
+	memcpy(q, data, val->nbytes);
+	q += val->nbytes;
+	*q++ = '\r';
+	*q++ = '\n';
 	reply_commit(&pc->out, (size_t)(q - p));
 }
 
@@ -102,7 +104,7 @@ static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
 	bool touch = get_kind_touches(pc->get_kind);
-	char data[PROTO_COPY_MAX + 2];
+	char data[PROTO_COPY_MAX];
 	struct store_req req = {
 		.key = key,
 		.nkey = nkey,
