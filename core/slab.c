@@ -34,10 +34,13 @@
 #define JE_SMALL		128	/* jemalloc's classes are 16 bytes apart
 					 * up to here, four per doubling above */
 #define SLAB_LOW		64	/* the first class is above this */
-#define SLAB_PER_DOUBLING	32	/* at most; 8 bytes apart at least */
-#define SLAB_CLASSES		184	/* those that are not jemalloc's */
-#define PAGE_BLOCKS_MAX		64	/* a page above 64 KiB holds at most
-					 * about this many blocks */
+#define SLAB_TILED		512	/* classes above it tile their page */
+#define PAGE_BLOCKS_MIN		32	/* a tiled class's page holds 32 to 64
+					 * blocks, or more at PAGE_TILED_MIN */
+#define PAGE_MIN		16384
+#define PAGE_SMALL_MAX		65536	/* the classes up to SLAB_TILED */
+#define PAGE_TILED_MIN		65536
+#define PAGE_MAX		(1u << 20)
 #define GRANULES		((SLAB_MAX >> SLAB_GRANULE_SHIFT) + 1)
 #define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
@@ -72,13 +75,14 @@ struct slab_class {
 } __attribute__((aligned(64)));
 
 struct tcache {
-	void *blk[SLAB_CLASSES][TCACHE_MAX];
-	uint8_t n[SLAB_CLASSES];
+	void *blk[SLAB_CLASSES_MAX][TCACHE_MAX];
+	uint8_t n[SLAB_CLASSES_MAX];
 	bool registered;	/* the thread's end will flush it */
 };
 
-static struct slab_class classes[SLAB_CLASSES];
-uint8_t slab_granule_class[GRANULES];
+static struct slab_class classes[SLAB_CLASSES_MAX];
+static unsigned int nclasses;
+uint16_t slab_granule_class[GRANULES];
 uint32_t slab_granule_charge[GRANULES];
 static __thread struct tcache tcache;
 static pthread_key_t tcache_key;
@@ -110,68 +114,87 @@ static uint32_t page_charge(size_t size, size_t psize)
 	return (uint32_t)((psize + per - 1) / per);
 }
 
-/* The class after @size: 8 bytes on up to 512, 1/32 of a doubling above. */
-static size_t class_step(size_t size)
+static void class_add(size_t size, uint32_t psize)
 {
-	size_t base = 512;
+	struct slab_class *c = &classes[nclasses++];
 
-	if (size < base)
-		return 8;
-	while (base * 2 <= size)
-		base *= 2;
-	return base / SLAB_PER_DOUBLING;
+	assert(nclasses <= SLAB_CLASSES_MAX);
+	ak_lock_init(&c->lock);
+	INIT_LIST_HEAD(&c->partial);
+	c->size = (uint32_t)size;
+	c->psize = psize;
+	c->per_page = (psize - PAGE_HEAD) / c->size;
+	c->charge = page_charge(size, psize);
+	c->tc_max = TCACHE_BYTES / c->size;
+	if (c->tc_max > TCACHE_MAX)
+		c->tc_max = TCACHE_MAX;
+	if (c->tc_max < 2)
+		c->tc_max = 2;
+}
+
+/*
+ * Up to SLAB_TILED, a class every 8 bytes, each in the page of 16 to 64
+ * KiB that costs its blocks least (the page's bytes over its blocks).
+ */
+static void classes_small(void)
+{
+	size_t size;
+	uint32_t p, best;
+
+	for (size = SLAB_LOW + 8; size <= SLAB_TILED; size += 8) {
+		if (jemalloc_class(size) == size)
+			continue;
+		for (best = p = PAGE_MIN; p <= PAGE_SMALL_MAX; p *= 2)
+			if (page_charge(size, p) < page_charge(size, best))
+				best = p;
+		class_add(size, best);
+	}
+}
+
+/*
+ * Above SLAB_TILED, each doubling (lo, 2 lo] gets the page that holds
+ * PAGE_BLOCKS_MIN to twice as many of its blocks, and a class for every
+ * count of blocks in that page: (page - head) / n, rounded down to 8.
+ * The blocks fill their page to within 8 bytes each (no tail a block's
+ * size long), and the classes are at most 1/PAGE_BLOCKS_MIN apart.
+ */
+static void classes_tiled(void)
+{
+	size_t lo, size, last = 0;
+	uint32_t psize, n;
+
+	for (lo = SLAB_TILED; lo < SLAB_MAX; lo *= 2) {
+		psize = PAGE_TILED_MIN;
+		while (psize < PAGE_BLOCKS_MIN * 2 * lo && psize < PAGE_MAX)
+			psize *= 2;
+		for (n = (uint32_t)((psize - PAGE_HEAD) / lo); n; n--) {
+			size = ((psize - PAGE_HEAD) / n) & ~(size_t)7;
+			if (size <= lo || size == last)
+				continue;
+			if (size > 2 * lo || size > SLAB_MAX)
+				break;
+			class_add(size, psize);
+			last = size;
+		}
+	}
 }
 
 __attribute__((constructor)) static void slab_tables_init(void)
 {
-	static const uint32_t psizes[] = { 16384, 32768, 65536, 131072,
-					   262144 };
 	size_t size, g;
-	unsigned int i = 0, j;
+	unsigned int i;
 
-	/* every step from SLAB_LOW to SLAB_MAX that jemalloc lacks */
-	for (size = SLAB_LOW; size < SLAB_MAX; ) {
-		struct slab_class *c;
-
-		size += class_step(size);
-		if (jemalloc_class(size) == size)
-			continue;
-		c = &classes[i++];
-		ak_lock_init(&c->lock);
-		INIT_LIST_HEAD(&c->partial);
-		c->size = (uint32_t)size;
-		c->charge = UINT32_MAX;
-		for (j = 0; j < ARRAY_SIZE(psizes); j++) {
-			uint32_t ch = page_charge(c->size, psizes[j]);
-
-			/* a larger page only for larger blocks: what a
-			 * class keeps in partly used pages stays small */
-			if (psizes[j] > 65536 &&
-			    psizes[j] > PAGE_BLOCKS_MAX * size)
-				break;
-			if (ch < c->charge) {
-				c->charge = ch;
-				c->psize = psizes[j];
-			}
-		}
-		c->per_page = (c->psize - PAGE_HEAD) / c->size;
-		c->tc_max = TCACHE_BYTES / c->size;
-		if (c->tc_max > TCACHE_MAX)
-			c->tc_max = TCACHE_MAX;
-		if (c->tc_max < 2)
-			c->tc_max = 2;
-	}
-	assert(i == SLAB_CLASSES);
+	classes_small();
+	classes_tiled();
 	for (g = 0, i = 0; g < GRANULES; g++) {
 		size_t jc;
 
 		size = g << SLAB_GRANULE_SHIFT;
 		jc = jemalloc_class(size ? size : 1);
-		while (i < SLAB_CLASSES && classes[i].size < size)
+		while (i < nclasses && classes[i].size < size)
 			i++;
-		if (size > SLAB_LOW && i < SLAB_CLASSES &&
-		    classes[i].charge < jc) {
-			slab_granule_class[g] = (uint8_t)(i + 1);
+		if (size > SLAB_LOW && i < nclasses && classes[i].charge < jc) {
+			slab_granule_class[g] = (uint16_t)(i + 1);
 			slab_granule_charge[g] = classes[i].charge;
 		} else {
 			slab_granule_class[g] = 0;
@@ -355,7 +378,7 @@ void slab_thread_flush(void)
 	struct tcache *tc = &tcache;
 	unsigned int i;
 
-	for (i = 0; i < SLAB_CLASSES; i++)
+	for (i = 0; i < nclasses; i++)
 		if (tc->n[i])
 			tcache_drain(tc, i, tc->n[i]);
 	tc->registered = false;
@@ -395,7 +418,7 @@ void slab_get_stats(struct slab_stats *st)
 	unsigned int i;
 
 	memset(st, 0, sizeof(*st));
-	for (i = 0; i < SLAB_CLASSES; i++) {
+	for (i = 0; i < nclasses; i++) {
 		struct slab_class *c = &classes[i];
 
 		ak_lock_acquire(&c->lock);

@@ -5,18 +5,21 @@
  * jemalloc rounds a block above 128 bytes up to one of four classes per
  * doubling (160, 192, 224, 256, 320, ...): a 162-byte item (a 52-byte
  * header, a 10-byte key, 100 bytes of value) takes 192 bytes, 18 % more
- * than it needs. The slabs add the classes between jemalloc's, 8 bytes
- * apart from 72 to 512 bytes and 32 per doubling from there to 16384 (184
- * classes, jemalloc's own left out: a block wastes at most 8 bytes or
- * 1/32 of its size, so that no size sits far above a class of memcached's
- * that fits it exactly), carved from pages of 16 to 256 KiB that jemalloc
- * hands out (above 64 KiB, at most about 64 blocks a page: a class's
- * partly used page stays small); a block size is served from a slab
+ * than it needs. The slabs add classes between jemalloc's: 8 bytes apart
+ * from 72 to 512 bytes (each in the page of 16 to 64 KiB that costs it
+ * least), and above 512 up to 16 KiB classes that tile their page: each
+ * doubling (lo, 2 lo] gets one page size, the power of two that holds 32
+ * to 64 of its blocks (at least 64 KiB, at most 1 MiB), and a class for
+ * every count n of blocks that page can hold, (page - header) / n rounded
+ * down to 8. So a block wastes at most 1/32 of its size to its class and
+ * nothing to its page's tail (memcached's 1 MB pages have almost none
+ * either: a class's page share there is what keeps a size that memcached
+ * fits exactly from costing us more). A block size is served from a slab
  * class only where that costs less than jemalloc's class, counting the
- * class's share of its page (page header and tail), and from jemalloc
- * otherwise. The classes and what each block costs are the same in every
- * build (they do not ask the allocator), so a store holds the same items
- * at the same limit with jemalloc and in the sanitizer build.
+ * class's share of its page, and from jemalloc otherwise. The classes and
+ * what each block costs are the same in every build (they do not ask the
+ * allocator), so a store holds the same items at the same limit with
+ * jemalloc and in the sanitizer build.
  *
  * A page holds blocks of one class; its header (the first 32 bytes) keeps
  * the page's free blocks and how many. Each thread keeps a few free blocks
@@ -38,12 +41,13 @@
 #include "alloc.h"
 
 #define SLAB_MAX	16384	/* the largest block a slab class serves */
+#define SLAB_CLASSES_MAX 256	/* at most this many classes (224 now) */
 
 #define SLAB_GRANULE_SHIFT	3
 
 /* Per 8-byte granule of size up to SLAB_MAX, built before main(): the
  * class serving it plus one (0: jemalloc), and what a block of it costs. */
-extern uint8_t slab_granule_class[];
+extern uint16_t slab_granule_class[];
 extern uint32_t slab_granule_charge[];
 
 static inline size_t slab_granule(size_t size)
