@@ -61,8 +61,9 @@
 #   BENCH_HR_FILL_MB=12
 #   BENCH_OUT=tests/bench/results
 #   BENCH_BASELINE=             a second anchorkv binary (say, built from an
-#                               older commit) run in section 1 beside this
-#                               one, as bl1 and bl2 (-t 1, -t 2)
+#                               older commit) run in sections 1 and 3
+#                               beside this one, as bl1 and bl2 (-t 1, -t
+#                               2) and bl1 and bl4 (-t 1, -t 4)
 #   BENCH_SERVERS="ak1 ak2 mc1 mc2 redis"   servers of section 1 (with
 #                               BENCH_BASELINE, bl1 beside ak1, bl2 beside
 #                               ak2)
@@ -200,7 +201,7 @@ start_server() {
 		"$AK" -p "$port" -t "${name#ak}" -m 4096 -c 4096 \
 			2>"$TMP/$name.log" &
 		;;
-	bl1|bl2)
+	bl1|bl2|bl4)
 		"$BASELINE" -p "$port" -t "${name#bl}" -m 4096 -c 4096 \
 			2>"$TMP/$name.log" &
 		;;
@@ -515,8 +516,10 @@ range_run() {
 }
 
 section_range() {
-	local n=$RANGE_KEYS r l a
-	for a in ak1 ak4; do
+	local n=$RANGE_KEYS r l a aks="ak1 ak4"
+	# with a baseline, each query runs on bl1 right after ak1, bl4 after ak4
+	[ -n "$BASELINE" ] && aks="ak1 bl1 ak4 bl4"
+	for a in $aks; do
 		start_server $a
 		load $a 0 "$n" key: 32
 		load $a 0 "$n" "" 32
@@ -526,18 +529,18 @@ section_range() {
 	load redis 0 "$n" "" 0 zi
 	for r in $(seq "$ROUNDS"); do
 		for l in 10 100; do
-			for a in ak1 ak4; do
+			for a in $aks; do
 				range_run "$r" $a "string range $l" -m range -l $l -n "$n" -x key: -c 4
 				range_run "$r" $a "string keys $l" -m keys -l $l -n "$n" -x key: -c 4
 			done
 			range_run "$r" redis "string zrangebylex $l" -m zlex -z zs -l $l -n "$n" -x key: -c 4
-			for a in ak1 ak4; do
+			for a in $aks; do
 				range_run "$r" $a "integer range $l" -m range -l $l -n "$n" -x "" -c 4
 				range_run "$r" $a "integer keys $l" -m keys -l $l -n "$n" -x "" -c 4
 			done
 			range_run "$r" redis "integer zrange-byscore $l" -m zscore -z zi -l $l -n "$n" -x "" -c 4
 		done
-		for a in ak1 ak4; do
+		for a in $aks; do
 			# the floor: a request that costs next to nothing
 			# (two radix descents), over the same 4 connections
 			range_run "$r" $a "floor count1k" -m count -l 1000 -n "$n" -x "" -c 4
@@ -550,9 +553,9 @@ section_range() {
 		range_run "$r" redis "string zlexcount1k" -m zlexcount -z zs -l 1000 -n "$n" -x key: -c 1
 		range_run "$r" redis "integer zcount1k" -m zcount -z zi -l 1000 -n "$n" -x "" -c 1
 	done
-	stop_server ak1
-	stop_server ak4
-	stop_server redis
+	for a in $aks redis; do
+		stop_server $a
+	done
 }
 
 # ---- section 4: the meta get ----

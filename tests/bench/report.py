@@ -29,7 +29,7 @@ import sys
 SERVERS = ["ak1", "ak2", "ak4", "bl1", "bl2", "mc1", "mc2", "redis"]
 SERVER_NAMES = {
     "ak1": "anchorkv -t 1", "ak2": "anchorkv -t 2", "ak4": "anchorkv -t 4",
-    "bl1": "baseline -t 1", "bl2": "baseline -t 2",
+    "bl1": "baseline -t 1", "bl2": "baseline -t 2", "bl4": "baseline -t 4",
     "mc1": "memcached -t 1", "mc2": "memcached -t 2",
     "redis": "redis-server",
     "akt1": "anchorkv -t 1, TLS", "mct1": "memcached -t 1, TLS",
@@ -149,6 +149,7 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
             c = kv(f[5])
             a["cpu"] = (c["cpu_ticks"] * 1e6 / c["clk_tck"] / a["requests"]
                         if a["requests"] else float("nan"))
+            a["round"] = f[1]
             rng.setdefault((f[2], f[3]), []).append(a)
 
     out = []
@@ -362,6 +363,7 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
                 fmt(med([r["p99_us"] for r in rows]), 1),
                 fmt(med([r["cpu"] for r in rows]), 2)))
         w("")
+        write_range_baseline(w, rng)
         # the targets of issue 11 need the range section's rows (a run
         # of the meta section alone has only its own)
         if any(label.endswith("keys 10") for label, _ in rng):
@@ -375,6 +377,38 @@ def cmd_report(raw, meta_path, outdir, gen, plotdir):
         fp.write("\n".join(out) + "\n")
     if medians:
         write_plot(medians, outdir, plotdir)
+
+
+def write_range_baseline(w, rng):
+    """The range rows of anchorkv against BENCH_BASELINE's, paired by
+    round as section 1's are."""
+    pairs = [(label, a, "bl" + a[2:]) for label, a in rng
+             if a.startswith("ak") and (label, "bl" + a[2:]) in rng]
+    if not pairs:
+        return
+    w("### Ranges against the baseline\n")
+    w("Each round runs a query on anchorkv and then on the baseline; "
+      "**change** is the median over the rounds of the CPU/request ratio "
+      "of the two runs of one round (its range in brackets).\n")
+    w("| query | threads | CPU/request change, paired by round | server "
+      "CPU µs/request anchorkv vs baseline | requests/s anchorkv vs "
+      "baseline |")
+    w("| --- | --- | ---: | ---: | ---: |")
+    for label, a, b in pairs:
+        ra = {r["round"]: r for r in rng[(label, a)]}
+        rb = {r["round"]: r for r in rng[(label, b)]}
+        ratios = sorted(ra[r]["cpu"] / rb[r]["cpu"] for r in ra
+                        if r in rb and rb[r]["cpu"] > 0)
+        if not ratios:
+            continue
+        w("| %s | -t %s | %+.1f %% (%+.1f .. %+.1f) | %s vs %s | %s vs %s "
+          "|" % (label, a[2:], 100 * (med(ratios) - 1),
+                 100 * (ratios[0] - 1), 100 * (ratios[-1] - 1),
+                 fmt(med([r["cpu"] for r in rng[(label, a)]]), 2),
+                 fmt(med([r["cpu"] for r in rng[(label, b)]]), 2),
+                 fmt(med([r["rps"] for r in rng[(label, a)]])),
+                 fmt(med([r["rps"] for r in rng[(label, b)]]))))
+    w("")
 
 
 def write_tls(w, tls):
