@@ -39,7 +39,7 @@ void shard_unlink_locked(struct store *s, struct shard *sh,
 		uint64_t nodes = sh->ints.nr_nodes;
 
 		radix_tree_delete(&sh->ints, it->ikey);
-		index_radix_sync_locked(s, sh, nodes);
+		mem_add(s, index_radix_count_locked(s, sh, nodes));
 		sh->curr_int_items--;
 	} else {
 		hands_forget_locked(sh, htable_del(&sh->ht, it,

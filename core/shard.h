@@ -498,16 +498,22 @@ static inline bool small_forget_locked(struct shard *sh, struct item *it)
 	return queues_small_forget(&sh->q, it, item_alloc_size(it));
 }
 
-/* Count the radix nodes an insert or delete added or freed since @nodes_before. */
-static inline void index_radix_sync_locked(struct store *s, struct shard *sh,
-					   uint64_t nodes_before)
+/*
+ * Count in sh->index_bytes the radix nodes an insert or delete added or
+ * freed since @nodes_before. Return: their bytes (negative when freed),
+ * for the caller's mem_add(): shard_link_locked() and
+ * shard_unlink_locked() both count their index this way.
+ */
+static inline int64_t index_radix_count_locked(const struct store *s,
+					       struct shard *sh,
+					       uint64_t nodes_before)
 {
 	int64_t delta = ((int64_t)sh->ints.nr_nodes - (int64_t)nodes_before) *
 			(int64_t)s->node_size;
 
 	ak_lock_assert_held(&sh->lock);
 	sh->index_bytes += delta;
-	mem_add(s, delta);
+	return delta;
 }
 
 /*
@@ -528,7 +534,7 @@ struct link {
 	const struct keyref *k;		/* its key */
 	size_t size, old_size;
 	bool split;			/* out: its partition should split */
-	size_t index_added;		/* out: radix node bytes it added */
+	int64_t index_added;		/* out: radix node bytes it added */
 };
 
 /* shard.c: putting an item on the indexes and taking it off (side by
@@ -679,8 +685,7 @@ static inline int shard_link_locked(struct store *s, struct shard *sh,
 	}
 	sh->bytes += l->size;
 	sh->total_items++;
-	l->index_added = (sh->ints.nr_nodes - nodes) * s->node_size;
-	sh->index_bytes += l->index_added;
+	l->index_added = index_radix_count_locked(s, sh, nodes);
 	doubtful_link_locked(s, sh, it);
 	item_set_flag(it, ITEM_LINKED);
 	return 0;

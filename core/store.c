@@ -122,6 +122,48 @@ struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 }
 
 /*
+ * Whether c->op may store over @old (NULL: the key is not there), as
+ * memcached decides it: STORE_STORED to go on, or what to answer. A cas
+ * that is older than @old's, where stale versions are allowed, makes
+ * c->it a stale version with @old's TTL.
+ */
+static inline __attribute__((always_inline))
+enum store_result commit_check_op(struct commit *c, struct item *old)
+{
+	struct item *it = c->it;
+
+	switch (c->op) {
+	case STORE_OP_SET:
+		return STORE_STORED;
+	case STORE_OP_ADD:
+		if (old) {
+			/* memcached bumps the item an add collides with */
+			item_hit(old, 0);
+			return STORE_NOT_STORED;
+		}
+		return STORE_STORED;
+	case STORE_OP_REPLACE:
+	case STORE_OP_APPEND:
+	case STORE_OP_PREPEND:
+		return old ? STORE_STORED : STORE_NOT_STORED;
+	case STORE_OP_CAS:
+		if (!old)
+			return STORE_NOT_FOUND;
+		if (old->cas == c->req_cas)
+			return STORE_STORED;
+		if (!c->allow_stale || c->req_cas > old->cas)
+			return STORE_EXISTS;
+		/* an older version, kept as stale: it keeps the old TTL,
+		 * and a win already given stays given */
+		it->exptime = READ_ONCE(old->exptime);
+		it->iflags |= ITEM_STALE | (READ_ONCE(old->iflags) & ITEM_WIN);
+		return STORE_STORED;
+	default:
+		return STORE_NOT_STORED;
+	}
+}
+
+/*
  * The locked part of every store: find the old item, apply c->op, reserve
  * the memory, link c->it in place of the old one. On STORE_STORED the
  * caller's reference on c->it has gone to the store and c->cas is set.
@@ -137,6 +179,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	bool intkey = item_is_int(it);
 	size_t add, credit, charged = 0;
 	size_t old_size = 0;
+	enum store_result ret;
 	struct item *old;
 	struct link l;
 	uint64_t seq;
@@ -144,36 +187,10 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 
 	ak_lock_assert_held(&sh->lock);
 	old = shard_find_live_locked(s, sh, &c->k, now, dead, NULL);
-	switch (c->op) {
-	case STORE_OP_SET:
-		break;
-	case STORE_OP_ADD:
-		if (old) {
-			/* memcached bumps the item an add collides with */
-			item_hit(old, 0);
-			return STORE_NOT_STORED;
-		}
-		break;
-	case STORE_OP_REPLACE:
-	case STORE_OP_APPEND:
-	case STORE_OP_PREPEND:
-		if (!old)
-			return STORE_NOT_STORED;
-		break;
-	case STORE_OP_CAS:
-		if (!old)
-			return STORE_NOT_FOUND;
-		if (old->cas == c->req_cas)
-			break;
-		if (!c->allow_stale || c->req_cas > old->cas)
-			return STORE_EXISTS;
-		/* an older version, kept as stale: it keeps the old TTL,
-		 * and a win already given stays given */
-		it->exptime = READ_ONCE(old->exptime);
-		it->iflags |= ITEM_STALE | (READ_ONCE(old->iflags) & ITEM_WIN);
-		break;
-	default:
-		return STORE_NOT_STORED;
+	if (c->op != STORE_OP_SET) {	/* a set stores whatever is there */
+		ret = commit_check_op(c, old);
+		if (ret != STORE_STORED)
+			return ret;
 	}
 	if (old)
 		c->old_exptime = READ_ONCE(old->exptime);
@@ -227,7 +244,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 	c->split = l.split;
 	/* what really changed, less the reservation: never positive */
 	mem_add(s, (int64_t)c->size - (int64_t)credit +
-		   (int64_t)l.index_added - (int64_t)charged);
+		   l.index_added - (int64_t)charged);
 	c->cas = it->cas;
 	return STORE_STORED;
 }
