@@ -691,8 +691,87 @@ static void bin_sasl_auth(struct proto_conn *pc, uint8_t op,
 /* ---- one request ---- */
 
 /*
+ * The requests that are not about items (version, flush, noop, stat, quit,
+ * SASL) and the unknown opcodes, from bin_dispatch(): @ext, @key and the
+ * @rest of the body as it has them.
+ */
+static void bin_dispatch_session(struct proto_conn *pc, const char *ext,
+				 const char *key, uint32_t rest)
+{
+	const struct proto_bin_req *rq = &pc->bin;
+	uint16_t nkey = rq->keylen;
+	uint8_t extlen = rq->extlen;
+	uint32_t body = rq->bodylen;
+	uint8_t op = rq->loud;
+
+	switch (op) {
+	case BIN_VERSION:
+		if (extlen || nkey || body)
+			break;
+		bin_respond(pc, BIN_OK, NULL, 0, NULL, 0,
+			    STR_AND_LEN(PROTO_VERSION), 0);
+		return;
+	case BIN_FLUSH:
+		if (nkey || body != extlen || (extlen != 0 && extlen != 4))
+			break;
+		bin_flush(pc, rq->quiet, ext, extlen);
+		return;
+	case BIN_NOOP:
+		if (extlen || nkey || body)
+			break;
+		bin_done(pc, false, 0);
+		return;
+	case BIN_STAT:
+		/* as memcached, a body past the key is read as the next
+		 * request */
+		if (extlen)
+			break;
+		bin_stats(pc, key, nkey);
+		return;
+	case BIN_QUIT:
+		if (extlen || nkey || body)
+			break;
+		bin_done(pc, rq->quiet, 0);
+		pc->state = PROTO_CLOSED;
+		return;
+	case BIN_SASL_LIST:
+		if (extlen || nkey || body)
+			break;
+		if (pc->ctx->settings->sasl) {
+			pc->authed = false;	/* as memcached's */
+			bin_respond(pc, BIN_OK, NULL, 0, NULL, 0,
+				    STR_AND_LEN("PLAIN"), 0);
+		}
+		else	/* memcached's answer without -S */
+			bin_error(pc, BIN_UNKNOWN, NULL);
+		return;
+	case BIN_SASL_AUTH:
+	case BIN_SASL_STEP:
+		if (extlen || !nkey)
+			break;
+		if (pc->ctx->settings->sasl) {
+			/* proto_bin_command() waited for the data */
+			bin_sasl_auth(pc, op, key, nkey, key + nkey, rest);
+			return;
+		}
+		bin_error(pc, BIN_UNKNOWN, NULL);
+		bin_skip(pc, rest);
+		return;
+	default:
+		/* memcached drops the body after the header, extras and key
+		 * too, and so loses the start of the next request; this
+		 * drops the rest of this one (PROTOCOL.md) */
+		bin_error(pc, BIN_UNKNOWN, NULL);
+		bin_skip(pc, rest);
+		return;
+	}
+	bin_protocol_error(pc);
+}
+
+/*
  * The request whose header, extras and key are at @buf: checked as
- * memcached checks it, then run.
+ * memcached checks it, then run (the item commands here, the others in
+ * bin_dispatch_session()).
  */
 static void bin_dispatch(struct proto_conn *pc, const char *buf)
 {
@@ -706,22 +785,6 @@ static void bin_dispatch(struct proto_conn *pc, const char *buf)
 	bool quiet = rq->quiet;
 
 	switch (op) {
-	case BIN_VERSION:
-		if (extlen || nkey || body)
-			break;
-		bin_respond(pc, BIN_OK, NULL, 0, NULL, 0,
-			    STR_AND_LEN(PROTO_VERSION), 0);
-		return;
-	case BIN_FLUSH:
-		if (nkey || body != extlen || (extlen != 0 && extlen != 4))
-			break;
-		bin_flush(pc, quiet, ext, extlen);
-		return;
-	case BIN_NOOP:
-		if (extlen || nkey || body)
-			break;
-		bin_done(pc, false, 0);
-		return;
 	case BIN_SET:
 	case BIN_ADD:
 	case BIN_REPLACE:
@@ -761,48 +824,8 @@ static void bin_dispatch(struct proto_conn *pc, const char *buf)
 			break;
 		bin_arith(pc, op, quiet, ext, key, nkey);
 		return;
-	case BIN_STAT:
-		/* as memcached, a body past the key is read as the next
-		 * request */
-		if (extlen)
-			break;
-		bin_stats(pc, key, nkey);
-		return;
-	case BIN_QUIT:
-		if (extlen || nkey || body)
-			break;
-		bin_done(pc, quiet, 0);
-		pc->state = PROTO_CLOSED;
-		return;
-	case BIN_SASL_LIST:
-		if (extlen || nkey || body)
-			break;
-		if (pc->ctx->settings->sasl) {
-			pc->authed = false;	/* as memcached's */
-			bin_respond(pc, BIN_OK, NULL, 0, NULL, 0,
-				    STR_AND_LEN("PLAIN"), 0);
-		}
-		else	/* memcached's answer without -S */
-			bin_error(pc, BIN_UNKNOWN, NULL);
-		return;
-	case BIN_SASL_AUTH:
-	case BIN_SASL_STEP:
-		if (extlen || !nkey)
-			break;
-		if (pc->ctx->settings->sasl) {
-			/* proto_bin_command() waited for the data */
-			bin_sasl_auth(pc, op, key, nkey, key + nkey, rest);
-			return;
-		}
-		bin_error(pc, BIN_UNKNOWN, NULL);
-		bin_skip(pc, rest);
-		return;
 	default:
-		/* memcached drops the body after the header, extras and key
-		 * too, and so loses the start of the next request; this
-		 * drops the rest of this one (PROTOCOL.md) */
-		bin_error(pc, BIN_UNKNOWN, NULL);
-		bin_skip(pc, rest);
+		bin_dispatch_session(pc, ext, key, rest);
 		return;
 	}
 	bin_protocol_error(pc);
