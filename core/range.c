@@ -317,7 +317,7 @@ static int range_collect(struct store *s, const struct store_bound *from,
 	base.ints = false;
 	walk_init(&w, s, &base, reverse, span_collect_fn, acc);
 	if (reverse) {
-		strs_walk(&w);
+		range_str_walk(&w);
 		if (acc->n == acc->max)
 			return (int)acc->n;
 	}
@@ -327,7 +327,7 @@ static int range_collect(struct store *s, const struct store_bound *from,
 		return -ENOMEM;
 	}
 	if (!reverse && acc->n < acc->max)
-		strs_walk(&w);
+		range_str_walk(&w);
 	return (int)acc->n;
 }
 
@@ -398,12 +398,12 @@ uint64_t store_count(struct store *s, const struct store_bound *from,
 	if (base.strs && !doubtful) {
 		if (base.slo.open && base.shi.open)
 			return n + strs;
-		if (strs_count_ranked(s, &base, &n))
+		if (range_str_count_ranked(s, &base, &n))
 			return n;
 	}
 	base.ints = false;
 	walk_init(&w, s, &base, false, span_count_fn, &n);
-	strs_walk(&w);
+	range_str_walk(&w);
 	return n;
 }
 
@@ -426,9 +426,9 @@ uint64_t store_delete_range(struct store *s, const struct store_bound *from,
 		struct range_acc acc = { buf, 0, SLICE_ITEMS, NULL };
 
 		walk_init(&w, s, &base, false, span_collect_fn, &acc);
-		strs_walk(&w);
+		range_str_walk(&w);
 		for (i = 0; i < acc.n; i++) {
-			n += item_drop_held(s, buf[i], true);
+			n += range_str_drop_held(s, buf[i], true);
 			item_put(buf[i]);
 		}
 	}

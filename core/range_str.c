@@ -4,11 +4,11 @@
  *
  * A range over string keys descends the tree of the partition its start
  * falls in and walks on into the next partition at a boundary
- * (strs_walk()), SLICE_ITEMS entries per partition lock hold. A bounded
+ * (range_str_walk()), SLICE_ITEMS entries per partition lock hold. A bounded
  * count adds whole partitions' counts and, at each end, a difference of
- * two ranks from the subtree sizes (strs_count_ranked()). A dead item a
+ * two ranks from the subtree sizes (range_str_count_ranked()). A dead item a
  * walk meets is held and reclaimed after the partition lock, under its
- * shard lock (item_drop_held()), which comes first in the lock order.
+ * shard lock (range_str_drop_held()), which comes first in the lock order.
  */
 #include "range_str.h"
 
@@ -153,7 +153,7 @@ static enum part_walk part_walk_locked(struct walk *w, struct part *p,
 }
 
 /* See range_str.h. */
-bool item_drop_held(struct store *s, struct item *it, bool del)
+bool range_str_drop_held(struct store *s, struct item *it, bool del)
 {
 	struct shard *sh = shard_of_item(s, it);
 	bool live = false;
@@ -178,7 +178,7 @@ static void reclaim_seen(struct store *s, struct dead_seen *seen)
 	unsigned int i;
 
 	for (i = 0; i < seen->n; i++) {
-		item_drop_held(s, seen->buf[i], false);
+		range_str_drop_held(s, seen->buf[i], false);
 		item_put(seen->buf[i]);
 	}
 	seen->n = 0;
@@ -196,7 +196,7 @@ static unsigned int map_find_span(const struct part_map *m,
 }
 
 /* See range_str.h. */
-void strs_walk(struct walk *w)
+void range_str_walk(struct walk *w)
 {
 	struct store *s = w->s;
 	struct part_map *m;
@@ -268,7 +268,8 @@ static uint16_t part_rank_locked(const struct part *p,
 }
 
 /* See range_str.h. */
-bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n)
+bool range_str_count_ranked(struct store *s, const struct span *sp,
+			    uint64_t *n)
 {
 	const struct sbound open = { .open = true };
 	unsigned int i, first, last;

@@ -9,7 +9,7 @@
 #include "span.h"
 
 /**
- * strs_walk() - visit the string part of a span in keyspace order
+ * range_str_walk() - visit the string part of a span in keyspace order
  * @w: the walk (walk_init()): its span is narrowed as the walk goes, so
  *     that a walk its visitor stopped resumes where it stopped; the
  *     visitor is called on each live item in range, under its
@@ -23,11 +23,11 @@
  *
  * Context: no lock held; takes partition and shard locks in turn.
  */
-void strs_walk(struct walk *w);
+void range_str_walk(struct walk *w);
 
 /**
- * strs_count_ranked() - count a span's string items from the partitions'
- * counts
+ * range_str_count_ranked() - count a span's string items from the
+ * partitions' counts
  * @s:  the store
  * @sp: the span
  * @n:  out: the count
@@ -42,10 +42,11 @@ void strs_walk(struct walk *w);
  * Return: false when it cannot say (a partition too large, or a split
  * under way); *@n is then unchanged and the caller walks.
  */
-bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n);
+bool range_str_count_ranked(struct store *s, const struct span *sp,
+			    uint64_t *n);
 
 /**
- * item_drop_held() - deal with an item a walk met, under its shard lock
+ * range_str_drop_held() - deal with an item a walk met, under its shard lock
  * @s:   the store
  * @it:  the item; the caller holds a reference (taken under a partition
  *       lock) and keeps it
@@ -57,6 +58,6 @@ bool strs_count_ranked(struct store *s, const struct span *sp, uint64_t *n);
  * Context: no lock held; takes the item's shard lock.
  * Return: whether a live item went.
  */
-bool item_drop_held(struct store *s, struct item *it, bool del);
+bool range_str_drop_held(struct store *s, struct item *it, bool del);
 
 #endif /* ANCHORKV_RANGE_STR_H */
