@@ -116,9 +116,10 @@ static uint32_t page_charge(size_t size, size_t psize)
 
 static void class_add(size_t size, uint32_t psize)
 {
-	struct slab_class *c = &classes[nclasses++];
+	struct slab_class *c;
 
-	assert(nclasses <= SLAB_CLASSES_MAX);
+	assert(nclasses < SLAB_CLASSES_MAX);
+	c = &classes[nclasses++];
 	ak_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->partial);
 	c->size = (uint32_t)size;
