@@ -264,6 +264,10 @@ def test_readme_merge_snippet(cluster, tmp_path):
     assert lines == want
 
 
+def sigint_default():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_make_cluster_script(tmp_path):
     """tools/cluster.sh (make cluster): the instances and the proxy come
     up from the pool file, serve, and all stop on SIGTERM or Ctrl-C."""
@@ -276,10 +280,14 @@ def test_make_cluster_script(tmp_path):
         yml.write_text(pool_yml(f.read(), proxy_port, ports))
     for sig in (signal.SIGTERM, signal.SIGINT):
         log = open(tmp_path / "cluster.log", "wb")
+        # SIGINT at its default, as a terminal gives it: a run of the
+        # tests started as "cmd &" by a non-interactive shell inherits it
+        # ignored, and a shell cannot trap a signal ignored on entry
         proc = subprocess.Popen(["sh", os.path.join(conftest.ROOT,
                                                     "tools/cluster.sh"),
                                  str(yml)], stdout=log, stderr=log,
-                                cwd=conftest.ROOT)
+                                cwd=conftest.ROOT,
+                                preexec_fn=sigint_default)
         log.close()
         try:
             # the proxy may listen before the instances it forwards to
