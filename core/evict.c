@@ -279,8 +279,7 @@ static bool shard_starved_locked(const struct store *s,
 {
 	ak_lock_assert_held(&sh->lock);
 	return s->cfg.nshards > 1 &&
-	       shard_held_locked(sh) * 2 * s->cfg.nshards <
-	       READ_ONCE(s->cfg.mem_limit);
+	       shard_held_locked(sh) * 2 * s->cfg.nshards < store_limit(s);
 }
 
 /*
@@ -295,7 +294,7 @@ int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 		      bool defer, const struct item *keep, rel_time_t now,
 		      struct dead_list *dead, size_t *short_by)
 {
-	size_t limit = READ_ONCE(s->cfg.mem_limit);
+	size_t limit = store_limit(s);
 	size_t used;
 
 	ak_lock_assert_held(&sh->lock);
@@ -335,7 +334,7 @@ size_t store_evict_others(struct store *s, struct shard *self,
 {
 	unsigned int start = __atomic_fetch_add(&s->evict_shard, 1,
 						__ATOMIC_RELAXED);
-	uint64_t share = READ_ONCE(s->cfg.mem_limit) / s->cfg.nshards;
+	uint64_t share = store_limit(s) / s->cfg.nshards;
 	rel_time_t now = store_now(s);
 	unsigned int i, pass;
 	size_t freed = 0;
@@ -380,9 +379,11 @@ int store_set_mem_limit(struct store *s, size_t limit)
 	}
 	if (limit && index >= limit)
 		return -ERANGE;		/* not even the empty indexes fit */
-	if (limit && s->cfg.no_evict && store_memory_used(s) > limit)
+	if (limit && s->cfg.no_evict &&
+	    store_memory_used(s) > store_limit_of(s, limit))
 		return -ENOSPC;		/* -M: no item is dropped for it */
 	WRITE_ONCE(s->cfg.mem_limit, limit);
+	limit = store_limit(s);
 	while (limit && (used = store_memory_used(s)) > limit)
 		if (!store_evict_others(s, NULL, used - limit))
 			break;
@@ -397,4 +398,9 @@ size_t store_memory_used(const struct store *s)
 size_t store_mem_limit(const struct store *s)
 {
 	return READ_ONCE(s->cfg.mem_limit);
+}
+
+size_t store_mem_limit_effective(const struct store *s)
+{
+	return store_limit(s);
 }

@@ -157,6 +157,9 @@ struct store {
 	rel_time_t now;			/* atomic, never decreases */
 	/* atomic: low half = done (in effect), high half = pending moment */
 	uint64_t flush_word;
+	/* atomic: bit n - 1 set once an item of memcached's class n was
+	 * stored (store_limit()) */
+	uint64_t mc_classes;
 
 	/* written by every store */
 	size_t mem_used __attribute__((aligned(CACHE_LINE))); /* atomic */
@@ -165,6 +168,37 @@ struct store {
 	uint64_t expire_reclaimed;	/* atomic: and reclaimed */
 	unsigned int evict_shard;	/* atomic: next shard to evict from */
 } __attribute__((aligned(CACHE_LINE)));
+
+/**
+ * store_limit() - the memory limit in effect
+ * @s: the store
+ *
+ * memcached gives every slab class its first 1 MB page even past -m
+ * (do_slabs_newslab() refuses a page over the limit only to a class that
+ * has one): at -m 8, values of 50 to 2,000 bytes fill 13 classes and
+ * hold 13 MB. So that a small -m holds what memcached holds at the same
+ * -m, the limit is at least cfg.class_page (the server's: 1 MiB) for each
+ * memcached class an item was ever stored in (item_mc_class()); never
+ * more than memcached takes, which also gives a class its first page once
+ * the limit is reached.
+ *
+ * store_limit_of() is the same for a configured limit of @limit.
+ *
+ * Context: any.
+ * Return: the bytes; 0: no limit.
+ */
+static inline size_t store_limit_of(const struct store *s, size_t limit)
+{
+	size_t floor = (size_t)__builtin_popcountll(READ_ONCE(s->mc_classes)) *
+		       s->cfg.class_page;
+
+	return limit && limit < floor ? floor : limit;
+}
+
+static inline size_t store_limit(const struct store *s)
+{
+	return store_limit_of(s, READ_ONCE(s->cfg.mem_limit));
+}
 
 /* A key looked up by a client, classified and hashed before any lock. */
 struct keyref {

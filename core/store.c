@@ -250,6 +250,22 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 }
 
 /*
+ * Count the memcached class of @it towards store_limit()'s floor. An item
+ * over memcached's largest chunk (512 KiB) is chunks of that class there.
+ */
+static void store_note_mc_class(struct store *s, struct item *it)
+{
+	size_t size = item_mc_size(it->nkey, item_flags(it), it->nbytes);
+	uint64_t bit;
+
+	if (size > MC_CHUNK_MAX)
+		size = MC_CHUNK_MAX;
+	bit = 1ull << (item_mc_class(size) - 1);
+	if (!(READ_ONCE(s->mc_classes) & bit))
+		__atomic_fetch_or(&s->mc_classes, bit, __ATOMIC_RELAXED);
+}
+
+/*
  * Store c->it (consuming the caller's reference whatever the outcome):
  * preload, lock, store, unlock, release; evict in other shards and retry
  * when this one has nothing left to evict or is below its share (and then,
@@ -264,7 +280,9 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 	size_t limit;
 
 	c->size = item_alloc_size(c->it);
-	limit = READ_ONCE(s->cfg.mem_limit);
+	if (s->cfg.class_page)
+		store_note_mc_class(s, c->it);
+	limit = store_limit(s);
 	if (limit && c->size > limit) {
 		item_put(c->it);
 		return STORE_TOO_LARGE;
@@ -327,7 +345,7 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 		     uint32_t flags, rel_time_t exptime, uint32_t nbytes,
 		     struct item **out)
 {
-	size_t limit = READ_ONCE(s->cfg.mem_limit);
+	size_t limit = store_limit(s);
 	struct item *it;
 
 	if (item_mc_size(nkey, flags, nbytes) > s->cfg.item_size_max)

@@ -49,6 +49,11 @@ struct store_config {
 	unsigned int hash_bits;		/* initial log2 hash slots per shard,
 					 * 2..30; 0: 4 */
 	bool no_evict;			/* -M: refuse instead of evicting */
+	size_t class_page;		/* the limit is at least this much for
+					 * every memcached class stored in,
+					 * as memcached's first page of a class
+					 * (store_mem_limit_effective()); 0:
+					 * the limit is mem_limit */
 	uint64_t part_max;		/* string items a partition of the
 					 * order splits above; 0: 65536 */
 };
@@ -108,6 +113,7 @@ struct store_stats {
 	uint64_t index_bytes;		/* radix nodes + S3-FIFO's rings and
 					 * ghosts: counted in the limit */
 	uint64_t limit_maxbytes;	/* the memory limit */
+	uint64_t limit_effective;	/* store_mem_limit_effective() */
 	uint64_t evictions;		/* items evicted to make room (since reset) */
 	uint64_t evicted_unfetched;	/* of which never read */
 	uint64_t expired_unfetched;	/* expired items reclaimed never read */
@@ -621,6 +627,20 @@ int store_set_mem_limit(struct store *s, size_t limit);
  * Return: the limit in bytes; 0: none.
  */
 size_t store_mem_limit(const struct store *s);
+
+/**
+ * store_mem_limit_effective() - the memory limit the store keeps to now
+ * @s: the store
+ *
+ * store_mem_limit(), or more when the memcached classes items were stored
+ * in would take more at memcached's -m: cfg.class_page each (the server's
+ * is 1 MiB), as memcached gives every class its first page past -m
+ * (docs/configuration.md).
+ *
+ * Context: any; lock free.
+ * Return: the limit in bytes; 0: none.
+ */
+size_t store_mem_limit_effective(const struct store *s);
 
 /**
  * store_presize() - size the empty hash tables for @str_items string keys

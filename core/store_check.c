@@ -365,7 +365,7 @@ int store_check_invariants(struct store *s, char *why, size_t len)
 	if (used != total)
 		CHECK_FAIL("memory used %zu, shards hold %llu", used,
 			   (unsigned long long)total);
-	limit = READ_ONCE(s->cfg.mem_limit);
+	limit = store_limit(s);
 	if (limit && used > limit)
 		CHECK_FAIL("memory used %zu over the limit %zu", used, limit);
 	return 0;

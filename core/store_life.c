@@ -55,6 +55,7 @@ void store_stats(struct store *s, struct store_stats *st)
 		shard_unlock(sh);
 	}
 	st->limit_maxbytes = READ_ONCE(s->cfg.mem_limit);
+	st->limit_effective = store_limit(s);
 	st->nshards = s->cfg.nshards;
 	st->expire_checked = READ_ONCE(s->expire_checked);
 	st->expire_reclaimed = READ_ONCE(s->expire_reclaimed);
@@ -77,6 +78,7 @@ int store_shard_stats(struct store *s, unsigned int i, struct store_stats *st)
 	shard_stats_add_locked(sh, st);
 	shard_unlock(sh);
 	st->limit_maxbytes = READ_ONCE(s->cfg.mem_limit);
+	st->limit_effective = store_limit(s);
 	st->nshards = 1;
 	return 0;
 }

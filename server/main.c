@@ -385,6 +385,7 @@ static struct store *create_store(void)
 		.nshards = settings.shards,
 		.hash_bits = settings.hash_bits,
 		.no_evict = !settings.evict,
+		.class_page = 1024 * 1024,	/* memcached's slab page */
 	};
 
 	return store_create(&cfg);

@@ -366,12 +366,12 @@ static int load_block(struct loader *l, const unsigned char *p, size_t len,
 		      uint32_t count)
 {
 	const unsigned char *end = p + len;
-	size_t limit = store_mem_limit(l->s);
 	uint32_t i;
 
 	for (i = 0; i < count; i++) {
 		struct store_set set = { .op = STORE_OP_SET };
 		uint32_t nkey, flags, nbytes;
+		size_t limit;
 		uint64_t expiry, cas;
 		struct item *it;
 		rel_time_t exptime = 0;
@@ -399,6 +399,7 @@ static int load_block(struct loader *l, const unsigned char *p, size_t len,
 		}
 		if (expiry)
 			exptime = store_exptime(l->s, (int64_t)expiry);
+		limit = store_mem_limit_effective(l->s);
 		if (limit && store_memory_used(l->s) +
 		    item_total_size((const char *)p + RECORD_HEAD, nkey,
 				    flags, nbytes) > limit) {

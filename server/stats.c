@@ -191,6 +191,7 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "curr_int_items", st->curr_int_items);
 	stat_u64(out, "curr_str_items", st->curr_str_items);
 	stat_u64(out, "index_bytes", st->index_bytes);
+	stat_u64(out, "limit_effective", st->limit_effective);
 	stat_u64(out, "hash_buckets", st->hash_buckets);
 	stat_u64(out, "radix_nodes", st->radix_nodes);
 	/* S3-FIFO (docs/architecture.md, "Eviction") */

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+import hostile
 import loadgen
 from release import start_release, vm_rss_kib
 
@@ -106,3 +107,52 @@ def test_items_of_162_bytes_are_not_rounded_to_192(tmp_path):
     assert int(st["slab_blocks"]) * 168 <= page_bytes
     assert nbytes <= page_bytes * 1.01
     assert page_bytes <= nbytes * 1.05 + 65536 * 40
+
+
+
+def fill_six_classes(srv, rounds, own):
+    """Set, in turn, values that fill memcached's classes 3 to 8 to the
+    byte (its `stats slabs` chunk sizes at its defaults, less its 59 bytes
+    of header, cas, NUL and "\\r\\n", less the key). Return stats, stats
+    slabs and, with @own, stats anchorkv."""
+    chunks = (152, 192, 240, 304, 384, 480)
+    with srv.conn() as c:
+        for lo in range(0, rounds, 250):
+            batch = []
+            for n in range(lo, lo + 250):
+                for i, chunk in enumerate(chunks):
+                    key = b"c%d:%05d" % (i, n)
+                    nbytes = chunk - 59 - len(key)
+                    batch.append(b"set %s 0 0 %d noreply\r\n%s\r\n"
+                                 % (key, nbytes, b"v" * nbytes))
+            c.send(b"".join(batch))
+        return (c.stats(), c.stats("slabs"),
+                c.stats("anchorkv") if own else {})
+
+
+def test_small_limit_takes_a_page_per_memcached_class(tmp_path):
+    """memcached gives every slab class its first 1 MB page even past -m:
+    at -m 2, values of six classes set in turn take 6 MB there. anchorkv's
+    limit in effect is the same (core/shard.h, store_limit()), and it holds
+    its items within it; `limit_maxbytes` stays -m in both."""
+    ref = hostile.start_memcached(str(tmp_path), ["-m", "2"])
+    try:
+        mst, mslabs, _ = fill_six_classes(ref, 5000, False)
+    finally:
+        ref.stop(check=False)
+    srv = start_release(["-m", "2", "-t", "2"], str(tmp_path))
+    try:
+        st, _, own = fill_six_classes(srv, 5000, True)
+    finally:
+        srv.stop()
+    taken = int(mslabs["total_malloced"])
+    print("memcached: %s items, %d bytes of pages; anchorkv: %s items, "
+          "limit in effect %s, bytes %s + index %s" % (
+              mst["curr_items"], taken, st["curr_items"],
+              own["limit_effective"], st["bytes"], st["index_bytes"]))
+    assert taken == 6 * MIB
+    assert int(mst["limit_maxbytes"]) == int(st["limit_maxbytes"]) == 2 * MIB
+    assert int(own["limit_effective"]) == taken
+    assert int(st["evictions"]) > 0
+    held = int(st["bytes"]) + int(own["index_bytes"])
+    assert 5 * MIB < held <= taken

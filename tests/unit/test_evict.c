@@ -431,6 +431,81 @@ static void test_hash_table_is_outside_the_limit(void)
 	store_destroy(s);
 }
 
+/*
+ * memcached gives every slab class its first 1 MB page even past -m: the
+ * store's limit is at least cfg.class_page for every memcached class it
+ * stored an item of. The classes are memcached 1.6.18's own (`stats
+ * slabs` chunk_size at its defaults), 3 to 8; a value of chunk - 59 -
+ * nkey bytes fills its class to the byte.
+ */
+static const unsigned int mc_chunk[] = { 152, 192, 240, 304, 384, 480 };
+
+/* Round @n: one item of each class in mc_chunk[]. */
+static void set_one_per_class(struct store *s, unsigned int n)
+{
+	static char big[480];
+	char key[32];
+	unsigned int i;
+
+	memset(big, 'b', sizeof(big));
+	for (i = 0; i < ARRAY_SIZE(mc_chunk); i++) {
+		size_t nkey = (size_t)snprintf(key, sizeof(key), "c%u:%05u",
+					       i, n);
+		uint32_t nbytes = mc_chunk[i] - 59 - (uint32_t)nkey;
+		struct item *it;
+
+		CHECK(store_item_alloc(s, key, nkey, 0, 0, nbytes, &it) == 0);
+		memcpy(item_value(it), big, nbytes);
+		CHECK(store_item_store(s, it, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+	}
+}
+
+static void test_limit_takes_a_page_per_memcached_class(void)
+{
+	const size_t page = 64 * 1024;
+	const size_t classes = ARRAY_SIZE(mc_chunk);
+	struct store_config cfg = {
+		.mem_limit = page, .item_size_max = 1024 * 1024,
+		.nshards = 2, .hash_bits = 4, .class_page = page,
+	};
+	struct store *s = store_create(&cfg);
+	struct store_stats st;
+	unsigned int n;
+
+	if (!s)
+		return;
+	store_set_time(s, T0);
+	set_one_per_class(s, 0);
+	store_stats(s, &st);
+	CHECK_MSG(st.limit_effective == classes * page,
+		  "%" PRIu64 " after one of each", st.limit_effective);
+	for (n = 1; n < 2000; n++)
+		set_one_per_class(s, n);
+	store_stats(s, &st);
+	CHECK(st.limit_maxbytes == page &&
+	      st.limit_effective == classes * page);
+	CHECK(st.evictions > 0);
+	CHECK_MSG(store_memory_used(s) > (classes - 1) * page &&
+		  store_memory_used(s) <= classes * page,
+		  "%zu bytes used", store_memory_used(s));
+	check_store(s, "a page per memcached class");
+	store_destroy(s);
+
+	/* without class_page the limit is mem_limit */
+	cfg.class_page = 0;
+	s = store_create(&cfg);
+	if (!s)
+		return;
+	store_set_time(s, T0);
+	for (n = 0; n < 2000; n++)
+		set_one_per_class(s, n);
+	store_stats(s, &st);
+	CHECK(st.limit_effective == page && store_memory_used(s) <= page);
+	check_store(s, "no page per class");
+	store_destroy(s);
+}
+
 int main(void)
 {
 	hash_init();
@@ -441,5 +516,6 @@ int main(void)
 	test_dead_go_first();
 	test_failed_queue_growth_backs_off();
 	test_hash_table_is_outside_the_limit();
+	test_limit_takes_a_page_per_memcached_class();
 	return check_report();
 }
