@@ -379,15 +379,28 @@ int store_set_mem_limit(struct store *s, size_t limit)
 	}
 	if (limit && index >= limit)
 		return -ERANGE;		/* not even the empty indexes fit */
-	if (limit && s->cfg.no_evict &&
-	    store_memory_used(s) > store_limit_of(s, limit))
+	pthread_mutex_lock(&s->limit_lock);
+	if (limit && s->cfg.no_evict && store_memory_used(s) > limit &&
+	    store_memory_used(s) > s->mem_floor) {
+		pthread_mutex_unlock(&s->limit_lock);
 		return -ENOSPC;		/* -M: no item is dropped for it */
+	}
 	WRITE_ONCE(s->cfg.mem_limit, limit);
+	store_limit_update_locked(s);
+	pthread_mutex_unlock(&s->limit_lock);
 	limit = store_limit(s);
 	while (limit && (used = store_memory_used(s)) > limit)
 		if (!store_evict_others(s, NULL, used - limit))
 			break;
 	return 0;
+}
+
+void store_limit_update_locked(struct store *s)
+{
+	size_t limit = s->cfg.mem_limit;
+
+	WRITE_ONCE(s->limit, limit && limit < s->mem_floor ? s->mem_floor :
+						      limit);
 }
 
 size_t store_memory_used(const struct store *s)

@@ -151,15 +151,18 @@ struct store {
 	uint32_t shard_mask;
 	size_t node_size;		/* radix_tree_node_size() */
 	pthread_mutex_t flush_lock;	/* serialises store_flush_all() */
+	/* guards cfg.mem_limit's and limit's writers, mc_classes' and
+	 * mem_floor (store_limit()) */
+	pthread_mutex_t limit_lock;
+	uint64_t mc_classes;		/* bit n - 1: memcached's class n */
+	size_t mem_floor;		/* cfg.class_page a bit in mc_classes */
 
 	/* read-mostly, lock free */
 	int64_t epoch __attribute__((aligned(CACHE_LINE))); /* atomic */
 	rel_time_t now;			/* atomic, never decreases */
 	/* atomic: low half = done (in effect), high half = pending moment */
 	uint64_t flush_word;
-	/* atomic: bit n - 1 set once an item of memcached's class n was
-	 * stored (store_limit()) */
-	uint64_t mc_classes;
+	size_t limit;			/* atomic: store_limit() */
 
 	/* written by every store */
 	size_t mem_used __attribute__((aligned(CACHE_LINE))); /* atomic */
@@ -178,26 +181,18 @@ struct store {
  * has one): at -m 8, values of 50 to 2,000 bytes fill 13 classes and
  * hold 13 MB. So that a small -m holds what memcached holds at the same
  * -m, the limit is at least cfg.class_page (the server's: 1 MiB) for each
- * memcached class an item was ever stored in (item_mc_class()); never
- * more than memcached takes, which also gives a class its first page once
- * the limit is reached.
- *
- * store_limit_of() is the same for a configured limit of @limit.
+ * memcached class an item was stored in while -m was below 64 of them
+ * (item_mc_class(), store_note_mc_class()); never more than memcached
+ * takes, which also gives a class its first page once the limit is
+ * reached. Kept in s->limit, so that reading it costs what reading -m
+ * did.
  *
  * Context: any.
  * Return: the bytes; 0: no limit.
  */
-static inline size_t store_limit_of(const struct store *s, size_t limit)
-{
-	size_t floor = (size_t)__builtin_popcountll(READ_ONCE(s->mc_classes)) *
-		       s->cfg.class_page;
-
-	return limit && limit < floor ? floor : limit;
-}
-
 static inline size_t store_limit(const struct store *s)
 {
-	return store_limit_of(s, READ_ONCE(s->cfg.mem_limit));
+	return READ_ONCE(s->limit);
 }
 
 /* A key looked up by a client, classified and hashed before any lock. */
@@ -613,6 +608,8 @@ unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 /* evict.c: the queues' growth within the limit, cross-shard eviction */
 void mem_grow_queues(struct store *s, struct shard *sh);
 size_t store_evict_others(struct store *s, struct shard *self, size_t need);
+/* s->limit from cfg.mem_limit and mem_floor; under s->limit_lock */
+void store_limit_update_locked(struct store *s);
 
 /*
  * Put @it at the head of small: at the slot of its cas's sequence number

@@ -250,19 +250,31 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 }
 
 /*
- * Count the memcached class of @it towards store_limit()'s floor. An item
- * over memcached's largest chunk (512 KiB) is chunks of that class there.
+ * Count the memcached class of @it towards store_limit()'s floor, while
+ * -m is below 64 classes' pages (above, no floor can pass it). An item over
+ * memcached's largest chunk (512 KiB) is chunks of that class there.
  */
 static void store_note_mc_class(struct store *s, struct item *it)
 {
-	size_t size = item_mc_size(it->nkey, item_flags(it), it->nbytes);
+	size_t limit = READ_ONCE(s->cfg.mem_limit);
+	size_t size;
 	uint64_t bit;
 
+	if (!limit || limit >= 64 * s->cfg.class_page)
+		return;
+	size = item_mc_size(it->nkey, item_flags(it), it->nbytes);
 	if (size > MC_CHUNK_MAX)
 		size = MC_CHUNK_MAX;
 	bit = 1ull << (item_mc_class(size) - 1);
-	if (!(READ_ONCE(s->mc_classes) & bit))
-		__atomic_fetch_or(&s->mc_classes, bit, __ATOMIC_RELAXED);
+	if (READ_ONCE(s->mc_classes) & bit)
+		return;
+	pthread_mutex_lock(&s->limit_lock);
+	if (!(s->mc_classes & bit)) {
+		WRITE_ONCE(s->mc_classes, s->mc_classes | bit);
+		s->mem_floor += s->cfg.class_page;
+		store_limit_update_locked(s);
+	}
+	pthread_mutex_unlock(&s->limit_lock);
 }
 
 /*
@@ -280,8 +292,7 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 	size_t limit;
 
 	c->size = item_alloc_size(c->it);
-	if (s->cfg.class_page)
-		store_note_mc_class(s, c->it);
+	store_note_mc_class(s, c->it);
 	limit = store_limit(s);
 	if (limit && c->size > limit) {
 		item_put(c->it);

@@ -177,6 +177,8 @@ struct store *store_create(const struct store_config *cfg)
 	s->epoch = EPOCH_UNSET;
 	s->now = 2;
 	pthread_mutex_init(&s->flush_lock, NULL);
+	pthread_mutex_init(&s->limit_lock, NULL);
+	s->limit = s->cfg.mem_limit;
 
 	/* one partition of the string order, holding all of it */
 	if (parts_init(&s->parts, cfg->part_max ? cfg->part_max :
@@ -232,6 +234,7 @@ void store_destroy(struct store *s)
 		queues_destroy(&sh->q);
 	}
 	pthread_mutex_destroy(&s->flush_lock);
+	pthread_mutex_destroy(&s->limit_lock);
 	ak_free(s->mem);
 }
 
