@@ -39,13 +39,14 @@
 #   BENCH_GENERATOR=auto    auto, memtier or memcaslap
 #   BENCH_SNAP_ITEMS=10000000  items of section 5 (snapshot)
 #   BENCH_SECTIONS="load inserts memory range meta snapshot tls"
-#   BENCH_HR_TRACES="zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes"
+#   BENCH_HR_TRACES="zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes shift"
 #                           traces of section 7: zipfA (Zipf exponent A,
 #                           100-byte values), scan (Zipf 0.9 and 5,000
 #                           one-hit keys after every 20,000 requests), ttl
 #                           (Zipf 1.0, a quarter of the keys with a TTL of
 #                           2-5 s), sizes (Zipf 1.0, values of 50-2,000
-#                           bytes)
+#                           bytes), shift (Zipf 1.0 whose 5,000 hottest
+#                           keys go cold after every 250,000 requests)
 #   BENCH_HR_SIZES="2 5 10 20"   cache sizes of section 7, in % of the keys'
 #                           bytes (200 bytes a key, 640 with sizes)
 #   BENCH_HR_KEYS=1000000   distinct keys of a trace
@@ -100,7 +101,7 @@ else
 	RANGE_SECONDS=${BENCH_RANGE_SECONDS:-3}
 	RANGE_KEYS=${BENCH_RANGE_KEYS:-1000000}
 	INS_KEYS=${BENCH_INSERT_KEYS:-3000000}
-	HR_TRACES=${BENCH_HR_TRACES-"zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes"}
+	HR_TRACES=${BENCH_HR_TRACES-"zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes shift"}
 	HR_SIZES=${BENCH_HR_SIZES:-"2 5 10 20"}
 	HR_REQUESTS=${BENCH_HR_REQUESTS:-4000000}
 	HR_FILL=${BENCH_HR_FILL-"10 32 50 100 300 1000 2000"}
@@ -788,6 +789,7 @@ section_hitratio() {
 		scan) alpha=0.9 mix=scan per=200 ;;
 		ttl) alpha=1.0 mix=ttl per=200 ;;
 		sizes) alpha=1.0 mix=sizes per=640 ;;
+		shift) alpha=1.0 mix=shift per=200 ;;
 		*) log "hitratio: no trace $t"; exit 1 ;;
 		esac
 		for s in $HR_SIZES; do

@@ -25,7 +25,8 @@
  *	Only the simulators, at ITEMS items (lru and s3fifo unless -s); -T
  *	spreads the trace over that many seconds for its TTLs. s3clock is
  *	S3-FIFO whose main queue is a CLOCK over positions fixed by the key
- *	(the server's hand over its hash table), for comparison.
+ *	(the server's hand over its hash table; an item entering it within
+ *	the half turn ahead of the hand is passed by once), for comparison.
  *
  * Trace options: -a ALPHA (Zipf exponent, 1.0), -k KEYS (1000000),
  * -n REQUESTS (4000000), -S SEED (1), -m MIX:
@@ -36,6 +37,10 @@
  *		to 5 seconds
  *	sizes	plain, with a value of 50 to 2,000 bytes per key
  *		(log-uniform; a key keeps its size)
+ *	shift	plain, but the popularity drifts: after every 250,000
+ *		requests each rank moves to the key 5,000 ranks colder
+ *		than it had, so the 5,000 hottest keys go cold at once
+ *		(to the tail) and the warm ones behind them turn hot
  * Popularity is unrelated to key order: key ids are a seeded permutation
  * of the Zipf ranks. A key is "key:<id>".
  *
@@ -67,8 +72,10 @@
 #define VALUE_MIN	50
 #define VALUE_MAX	2000
 #define TTL_SHARE	4		/* one key in TTL_SHARE has a TTL */
+#define SHIFT_EVERY	250000		/* requests between two drifts */
+#define SHIFT_RANKS	5000		/* ranks a drift moves */
 
-enum mix { MIX_PLAIN, MIX_SCAN, MIX_TTL, MIX_SIZES };
+enum mix { MIX_PLAIN, MIX_SCAN, MIX_TTL, MIX_SIZES, MIX_SHIFT };
 
 /*
  * The simulated policies: exact LRU; S3-FIFO as the paper has it; and
@@ -200,6 +207,9 @@ static void trace_next(struct trace *t, struct req *q)
 			else
 				hi = mid;
 		}
+		if (t->o.mix == MIX_SHIFT)	/* the drifts so far */
+			lo = (uint32_t)((lo + (t->i - 1) / SHIFT_EVERY *
+					 SHIFT_RANKS) % t->o.keys);
 		q->id = t->perm[lo];
 	}
 	h = id_hash(t, q->id);
@@ -322,6 +332,10 @@ static void main_push(struct sim *m, uint32_t id)
 		i = (i + 1) % m->nslots;
 	m->slot[i] = id;
 	m->pos[id] = i;
+	/* the server's main_entry_freq_locked(): within the half turn ahead
+	 * of the hand, passed by once */
+	if ((i + m->nslots - m->hand) % m->nslots < m->nslots / 2)
+		m->it[id].freq = 1;
 }
 
 static void sim_free(struct sim *m)
@@ -908,7 +922,7 @@ static void usage(void)
 		"       hitratio sim -c ITEMS [-s lru|s3fifo|s3clock] [-T SECONDS] "
 		"[trace]\n"
 		"trace: [-a ALPHA] [-k KEYS] [-n REQUESTS] [-S SEED] "
-		"[-m plain|scan|ttl|sizes]\n");
+		"[-m plain|scan|ttl|sizes|shift]\n");
 	exit(2);
 }
 
@@ -948,6 +962,8 @@ int main(int argc, char **argv)
 				o.mix = MIX_TTL;
 			else if (!strcmp(optarg, "sizes"))
 				o.mix = MIX_SIZES;
+			else if (!strcmp(optarg, "shift"))
+				o.mix = MIX_SHIFT;
 			else
 				usage();
 			break;

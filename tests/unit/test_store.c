@@ -1817,6 +1817,51 @@ static void test_read_items_stay(void)
 	store_destroy(s);
 }
 
+/*
+ * A string item entering main is passed by once when its home slot is
+ * within the half turn ahead of main's hand (main_entry_freq_locked()):
+ * from every hand position exactly half the table, the half that starts
+ * at the hand and runs forward, wrapping; with the hand still over the
+ * integer keys, the first half.
+ */
+static void test_main_entry_waits_a_turn(void)
+{
+	struct store *s = new_store(1, 0, false, 6);
+	uint64_t n, hand, pos;
+	struct shard *sh;
+
+	if (!s)
+		return;
+	sh = &s->shards[0];
+	shard_lock(sh);
+	n = htable_slots_n(&sh->ht);
+	CHECK(n == 64 && !sh->ht.old);
+	for (hand = 0; hand <= n; hand++) {
+		unsigned int got = 0, runs = 0, last;
+
+		sh->hand.in_strs = true;
+		sh->hand.slot = hand;
+		last = main_entry_freq_locked(sh, (n - 1) << 32);
+		for (pos = 0; pos < n; pos++) {
+			unsigned int f = main_entry_freq_locked(sh, pos << 32);
+
+			got += f;
+			runs += f && !last;
+			last = f;
+		}
+		CHECK_MSG(got == n / 2 && runs == 1, "hand %" PRIu64
+			  ": %u protected in %u runs", hand, got, runs);
+		CHECK(main_entry_freq_locked(sh, (hand % n) << 32) == 1);
+		CHECK(main_entry_freq_locked(sh, ((hand + n - 1) % n) << 32) ==
+		      0);
+	}
+	sh->hand.in_strs = false;
+	for (pos = 0; pos < n; pos++)
+		CHECK(main_entry_freq_locked(sh, pos << 32) == (pos < n / 2));
+	shard_unlock(sh);
+	store_destroy(s);
+}
+
 static void test_no_evict(unsigned int nshards)
 {
 	const size_t limit = 1 << 20;
@@ -2690,6 +2735,7 @@ int main(void)
 	test_memory_limit(1);
 	test_memory_limit(16);
 	test_read_items_stay();
+	test_main_entry_waits_a_turn();
 	test_evict_elsewhere();
 	test_concurrent_updates();
 	test_no_evict(1);
