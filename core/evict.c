@@ -28,9 +28,10 @@
  * turn ahead gets a frequency of 1 (main_entry_freq_locked()), so that it
  * waits a turn on average, as in the FIFO. The simulator of
  * tests/bench/hitratio.c (s3clock) measures it as good as a FIFO with
- * reinsertion (within 0.1 points on every trace of make bench). The ghost is a table of 16-bit
- * fingerprints, QUEUES_GHOST_WAYS per bucket, about as many as the shard
- * holds items; a new key found there goes straight to main.
+ * reinsertion (within 0.1 points on every trace of make bench). The ghost
+ * is a table of 16-bit fingerprints, QUEUES_GHOST_WAYS per bucket, about
+ * as many as the shard holds items; a new key found there goes straight
+ * to main.
  *
  * Dead items (expired, flushed) go first: met at small's tail or by
  * main's hand they are reclaimed, and while the shard holds items that
@@ -387,8 +388,8 @@ int store_set_mem_limit(struct store *s, size_t limit)
 	if (limit && index >= limit)
 		return -ERANGE;		/* not even the empty indexes fit */
 	pthread_mutex_lock(&s->limit_lock);
-	if (limit && s->cfg.no_evict && store_memory_used(s) > limit &&
-	    store_memory_used(s) > s->mem_floor) {
+	used = store_memory_used(s);
+	if (limit && s->cfg.no_evict && used > limit && used > s->mem_floor) {
 		pthread_mutex_unlock(&s->limit_lock);
 		return -ENOSPC;		/* -M: no item is dropped for it */
 	}

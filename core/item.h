@@ -306,6 +306,9 @@ static inline size_t item_mc_size(size_t nkey, uint32_t flags, uint32_t nbytes)
 	       (size_t)nbytes + 2;
 }
 
+#define MC_CHUNK_MAX	(512 * 1024)	/* memcached's largest class: larger
+					 * items are chunks of it */
+
 /**
  * item_mc_class() - memcached's slab class of an item of @size bytes
  * @size: item_mc_size()
@@ -317,9 +320,6 @@ static inline size_t item_mc_size(size_t nkey, uint32_t flags, uint32_t nbytes)
  * Context: any.
  * Return: the class, 1..63.
  */
-#define MC_CHUNK_MAX	(512 * 1024)	/* memcached's largest class: larger
-					 * items are chunks of it */
-
 static inline unsigned int item_mc_class(size_t size)
 {
 	unsigned int id = 1;

@@ -155,7 +155,7 @@ struct store {
 	 * mem_floor (store_limit()) */
 	pthread_mutex_t limit_lock;
 	uint64_t mc_classes;		/* bit n - 1: memcached's class n */
-	size_t mem_floor;		/* cfg.class_page a bit in mc_classes */
+	size_t mem_floor;		/* cfg.class_page per bit of mc_classes */
 
 	/* read-mostly, lock free */
 	int64_t epoch __attribute__((aligned(CACHE_LINE))); /* atomic */
@@ -667,8 +667,8 @@ static inline unsigned int main_entry_freq_locked(const struct shard *sh,
  *
  * A replacement takes the old item's frequency and queue (in small, the
  * slot of its own sequence number: its head); a new key goes to main if
- * the ghost remembers it (main_entry_freq_locked()), else to small. Inline, as every store takes it;
- * queues.c keeps the slow paths.
+ * the ghost remembers it (main_entry_freq_locked()), else to small.
+ * Inline, as every store takes it; queues.c keeps the slow paths.
  *
  * Context: sh->lock held.
  */
