@@ -2,9 +2,10 @@
 /*
  * item.c - the item block, its references, and the key classes.
  *
- * One allocation per item: the header, the key, the value, the flags. The
- * header is as long as the key class needs (item_data_offset()): an
- * integer key is indexed by value and carries no hash or tree anchors.
+ * One allocation per item: the header, the expiry, the key, the value, the
+ * flags. The header is as long as the key class needs (item_data_offset()):
+ * an integer key is indexed by value and carries no hash or tree anchors;
+ * the expiry and the flags take room only when they are not 0.
  */
 #include "item.h"
 
@@ -12,21 +13,24 @@
 
 #include "slab.h"
 
-size_t item_total_size(const char *key, size_t nkey, uint32_t flags,
-		       uint32_t nbytes)
+size_t item_total_size(const char *key, size_t nkey, rel_time_t exptime,
+		       uint32_t flags, uint32_t nbytes)
 {
 	return slab_charge(item_block_size(key_is_integer(key, nkey, NULL),
-					    flags, nkey, nbytes));
+					   exptime, flags, nkey, nbytes));
 }
 
-struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
-			rel_time_t exptime, uint32_t nbytes)
+/* The header of a new block, its expiry and key; the value is the caller's. */
+static inline __attribute__((always_inline))
+struct item *item_init(const char *key, size_t nkey, uint32_t flags,
+		       rel_time_t exptime, bool slot, uint32_t nbytes)
 {
-	struct item *it;
-	uint64_t ikey;
+	uint64_t ikey = 0;
 	bool intkey = key_is_integer(key, nkey, &ikey);
+	size_t off = item_data_offset(intkey, slot);
+	size_t size = off + nkey + nbytes + (flags ? ITEM_FLAGS_SIZE : 0);
+	struct item *it = slab_alloc(size);
 
-	it = slab_alloc(item_block_size(intkey, flags, nkey, nbytes));
 	if (!it)
 		return NULL;
 	if (intkey) {
@@ -38,20 +42,40 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 	}
 	it->subtree = 0;
 	it->cas = 0;
-	it->exptime = exptime;
+	it->time = 0;
 	it->nbytes = nbytes & ITEM_NBYTES_MAX;
 	it->has_flags = flags != 0;
+	it->has_exptime = slot;
 	it->refcount = 1;
 	it->nkey = (uint8_t)nkey;
-	/* the time, right before the key (item_tail()) */
-	memset((char *)it + item_data_offset(intkey) - sizeof(rel_time_t), 0,
-	       sizeof(rel_time_t));
-	memcpy((char *)it + item_data_offset(intkey), key, nkey);
+	if (slot)
+		memcpy((char *)it + off - ITEM_EXPTIME_SIZE, &exptime,
+		       sizeof(exptime));
+	memcpy((char *)it + off, key, nkey);
 	if (flags)	/* the block's last bytes: after the value */
-		memcpy((char *)it + item_block_size(intkey, flags, nkey,
-						    nbytes) - ITEM_FLAGS_SIZE,
-		       &flags, sizeof(flags));
+		memcpy((char *)it + size - ITEM_FLAGS_SIZE, &flags,
+		       sizeof(flags));
 	return it;
+}
+
+struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
+			rel_time_t exptime, uint32_t nbytes)
+{
+	return item_init(key, nkey, flags, exptime, exptime != 0, nbytes);
+}
+
+struct item *item_copy(const struct item *it, rel_time_t exptime)
+{
+	uint8_t f = __atomic_load_n(&it->iflags, __ATOMIC_RELAXED);
+	struct item *copy;
+
+	copy = item_init(item_key(it), it->nkey, item_flags(it), exptime, true,
+			 it->nbytes);
+	if (!copy)
+		return NULL;
+	copy->iflags = f & (uint8_t)~ITEM_LINKED;
+	memcpy(item_value(copy), item_value_const(it), it->nbytes);
+	return copy;
 }
 
 void item_free(struct item *it)

@@ -2,11 +2,12 @@
 /*
  * item.h - one entry of the store: header, key and value in one block.
  *
- * Layout of the block: the header, then the key bytes (nkey, no NUL), then
- * the value (nbytes; not its "\r\n", which a reply adds: two bytes an item
- * are worth more than the copy of two bytes a hit), then the client flags
- * when they are not 0. The block comes from slab_alloc(): a slab class
- * between jemalloc's size classes where that costs less (core/slab.h).
+ * Layout of the block: the header, then the expiry when the item has one,
+ * then the key bytes (nkey, no NUL), then the value (nbytes; not its
+ * "\r\n", which a reply adds: two bytes an item are worth more than the
+ * copy of two bytes a hit), then the client flags when they are not 0.
+ * The block comes from slab_alloc(): a slab class between jemalloc's size
+ * classes where that costs less (core/slab.h).
  *
  * One anchor is embedded: rbnode (key order, string keys, in a
  * partition's rbtree, with subtree, the size of the subtree it heads).
@@ -29,7 +30,8 @@
  *
  * Synchronization: refcount is atomic; every other field is written only
  * before the item is linked or under its shard's lock, and is read-only for
- * holders of a reference once linked (iflags is read with relaxed loads).
+ * holders of a reference once linked (iflags, the time and the expiry are
+ * read with relaxed loads).
  */
 #ifndef ANCHORKV_ITEM_H
 #define ANCHORKV_ITEM_H
@@ -73,9 +75,9 @@ struct item {
 		 */
 		struct item *dead_next;
 	};
-	rel_time_t exptime;		/* 0: never */
-	uint32_t nbytes : 31;		/* value length without "\r\n" */
+	uint32_t nbytes : 30;		/* value length without "\r\n" */
 	uint32_t has_flags : 1;		/* client flags stored (not 0) */
+	uint32_t has_exptime : 1;	/* an expiry slot before the key */
 	uint32_t refcount;		/* atomic */
 	uint8_t nkey;			/* key length, 1..250 */
 	uint8_t iflags;			/* enum item_iflags; relaxed loads */
@@ -85,6 +87,8 @@ struct item {
 	 * its partition's lock.
 	 */
 	uint16_t subtree;
+	rel_time_t time;		/* last stored or fetched (flush_all,
+					 * mg l, me la): item_time() */
 	union {
 		struct rb_node rbnode;	/* string keys: key order */
 		uint64_t ikey;		/* ITEM_INTKEY: the key's value */
@@ -92,56 +96,91 @@ struct item {
 	/*
 	 * After the last field the item's key class uses (ikey for integer
 	 * keys, which do without rbnode; rbnode for the others):
-	 *   rel_time_t time;	last stored or fetched (flush_all, mg l,
-	 *			me la): item_time()
-	 * then the key, the value, then the client flags,
-	 * only when has_flags (item_flags()): they are mostly 0, and
-	 * memcached too stores them only when they are not; 4 bytes saved
-	 * an item. After the value, so that the key's offset depends on
-	 * the key class alone, as before.
+	 *   rel_time_t exptime;	only when has_exptime: item_exptime()
+	 * then the key, the value, then the client flags, only when
+	 * has_flags (item_flags()). The expiry and the flags are mostly 0,
+	 * and take no room then: 4 bytes each an item. The flags never
+	 * change; an item made without an expiry slot that is given an
+	 * expiry (a touch) is copied into a block that has one
+	 * (store_lookup()), so has_exptime never changes either.
 	 */
 };
 
-#define ITEM_INT_TAIL	(offsetof(struct item, ikey) + sizeof(uint64_t))
-#define ITEM_STR_TAIL	sizeof(struct item)
-#define ITEM_INT_DATA	(ITEM_INT_TAIL + sizeof(rel_time_t))
-#define ITEM_STR_DATA	(ITEM_STR_TAIL + sizeof(rel_time_t))
+#define ITEM_INT_DATA	(offsetof(struct item, ikey) + sizeof(uint64_t))
+#define ITEM_STR_DATA	sizeof(struct item)
+#define ITEM_EXPTIME_SIZE sizeof(rel_time_t)	/* before the key, when
+						 * has_exptime */
 #define ITEM_FLAGS_SIZE	sizeof(uint32_t)	/* after the value, when
 						 * has_flags */
-#define ITEM_NBYTES_MAX	((1u << 31) - 1)	/* -I is at most 1 GiB */
+#define ITEM_NBYTES_MAX	((1u << 30) - 1)	/* -I is at most 1 GiB, the
+						 * header included */
 
 /*
  * The header sizes decide the size class of the usual item: a 32-byte
- * value with a 6-digit integer key and flags 0 takes 36 + 6 + 34 = 76
- * bytes, with a 14-byte string key 52 + 14 + 34 = 100 (4 more with
- * flags); a 10-byte key and a 50-byte value 114, against 119 in
- * memcached (its 48-byte header, the cas, the key's NUL).
+ * value with a 6-digit integer key, flags 0 and no expiry takes 32 + 6 +
+ * 32 = 70 bytes, with a 14-byte string key 48 + 14 + 32 = 94 (4 more
+ * with flags, 4 more with an expiry); a 10-byte key and a 50-byte value
+ * 108, against 119 in memcached (its 48-byte header, the cas, the key's
+ * NUL, the value's "\r\n").
  */
-_Static_assert(ITEM_INT_DATA == 36, "integer items: a 36-byte header");
-_Static_assert(ITEM_STR_DATA == 52, "string items: a 52-byte header");
-_Static_assert((ITEM_STR_TAIL - ITEM_INT_TAIL) % ITEM_INTKEY == 0,
-	       "item_tail() computes the tail from the ITEM_INTKEY bit");
+_Static_assert(ITEM_INT_DATA == 32, "integer items: a 32-byte header");
+_Static_assert(ITEM_STR_DATA == 48, "string items: a 48-byte header");
+_Static_assert((ITEM_STR_DATA - ITEM_INT_DATA) % ITEM_INTKEY == 0,
+	       "item_key() computes the offset from the ITEM_INTKEY bit");
 
 /**
  * item_data_offset() - where the key of an item of this class starts
- * @intkey: whether the key is an integer key (key_is_integer())
+ * @intkey:  whether the key is an integer key (key_is_integer())
+ * @exptime: whether the item has an expiry slot
  *
- * Return: the header size, ITEM_INT_DATA or ITEM_STR_DATA.
+ * Return: the header size: ITEM_INT_DATA or ITEM_STR_DATA, and the slot.
  */
-static inline size_t item_data_offset(bool intkey)
+static inline size_t item_data_offset(bool intkey, bool exptime)
 {
-	return intkey ? ITEM_INT_DATA : ITEM_STR_DATA;
+	return (intkey ? ITEM_INT_DATA : ITEM_STR_DATA) +
+	       (exptime ? ITEM_EXPTIME_SIZE : 0);
 }
 
-/* Where an item's time is: right after its key class's last field. */
-static inline char *item_tail(const struct item *it)
+/* Where an item's anchors end: its expiry slot, or its key. */
+static inline char *item_anchors_end(const struct item *it)
 {
 	/* ITEM_INTKEY never changes; other bits may, hence the relaxed load */
 	unsigned int intkey = __atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
 			      ITEM_INTKEY;
 
-	return (char *)it + ITEM_STR_TAIL -
-	       intkey * ((ITEM_STR_TAIL - ITEM_INT_TAIL) / ITEM_INTKEY);
+	return (char *)it + ITEM_STR_DATA -
+	       intkey * ((ITEM_STR_DATA - ITEM_INT_DATA) / ITEM_INTKEY);
+}
+
+/**
+ * item_exptime() - when the item expires, in store time (0: never)
+ * @it: the item
+ *
+ * Context: any; a relaxed load (a touch moves it, under the shard lock).
+ */
+static inline rel_time_t item_exptime(const struct item *it)
+{
+	if (!it->has_exptime)
+		return 0;
+	return __atomic_load_n((rel_time_t *)item_anchors_end(it),
+			       __ATOMIC_RELAXED);
+}
+
+/**
+ * item_set_exptime() - set the expiry of an item that can hold it
+ * @it:      the item; unlinked, or linked and under its shard's lock
+ * @exptime: the expiry; not 0 only if @it has_exptime
+ *
+ * Return: false, changing nothing, if @exptime is not 0 and @it has no
+ * slot for it (item_copy() makes a block that has one).
+ */
+static inline bool item_set_exptime(struct item *it, rel_time_t exptime)
+{
+	if (!it->has_exptime)
+		return exptime == 0;
+	__atomic_store_n((rel_time_t *)item_anchors_end(it), exptime,
+			 __ATOMIC_RELAXED);
+	return true;
 }
 
 /**
@@ -152,12 +191,12 @@ static inline char *item_tail(const struct item *it)
  */
 static inline rel_time_t item_time(const struct item *it)
 {
-	return __atomic_load_n((rel_time_t *)item_tail(it), __ATOMIC_RELAXED);
+	return __atomic_load_n(&it->time, __ATOMIC_RELAXED);
 }
 
 static inline void item_set_time(struct item *it, rel_time_t t)
 {
-	__atomic_store_n((rel_time_t *)item_tail(it), t, __ATOMIC_RELAXED);
+	__atomic_store_n(&it->time, t, __ATOMIC_RELAXED);
 }
 
 /**
@@ -174,7 +213,20 @@ static inline uint32_t item_flags(const struct item *it);
  */
 static inline const char *item_key(const struct item *it)
 {
-	return item_tail(it) + sizeof(rel_time_t);
+	return item_anchors_end(it) + it->has_exptime * ITEM_EXPTIME_SIZE;
+}
+
+/**
+ * item_str_key() - item_key() of an item known to have a string key
+ * @it: an item of a partition's tree or the hash table
+ *
+ * The same address without reading iflags: what the tree descents and
+ * the hash probes compare against.
+ */
+static inline const char *item_str_key(const struct item *it)
+{
+	return (const char *)it + ITEM_STR_DATA +
+	       it->has_exptime * ITEM_EXPTIME_SIZE;
 }
 
 /**
@@ -202,12 +254,13 @@ static inline uint32_t item_flags(const struct item *it)
 }
 
 /**
- * item_block_size() - the bytes of an item's block: header, key, value and
- * flags
- * @intkey: whether the key is an integer key (key_is_integer())
- * @flags:  the client flags (4 bytes when not 0)
- * @nkey:   key length
- * @nbytes: value length
+ * item_block_size() - the bytes of an item's block: header, expiry, key,
+ * value and flags
+ * @intkey:  whether the key is an integer key (key_is_integer())
+ * @exptime: the expiry (4 bytes when not 0)
+ * @flags:   the client flags (4 bytes when not 0)
+ * @nkey:    key length
+ * @nbytes:  value length
  *
  * The one formula of an item's size; the helpers below apply it to an item
  * or round it to the allocator's size class.
@@ -215,10 +268,11 @@ static inline uint32_t item_flags(const struct item *it)
  * Context: any.
  * Return: the bytes item_alloc() asks the allocator for.
  */
-static inline size_t item_block_size(bool intkey, uint32_t flags,
-				     size_t nkey, uint32_t nbytes)
+static inline size_t item_block_size(bool intkey, rel_time_t exptime,
+				     uint32_t flags, size_t nkey,
+				     uint32_t nbytes)
 {
-	return item_data_offset(intkey) + nkey + (size_t)nbytes +
+	return item_data_offset(intkey, exptime) + nkey + (size_t)nbytes +
 	       (flags ? ITEM_FLAGS_SIZE : 0);
 }
 
@@ -232,8 +286,8 @@ static inline size_t item_block_size(bool intkey, uint32_t flags,
 static inline size_t item_block_size_of(const struct item *it)
 {
 	return item_block_size(__atomic_load_n(&it->iflags, __ATOMIC_RELAXED) &
-			       ITEM_INTKEY, it->has_flags, it->nkey,
-			       it->nbytes);
+			       ITEM_INTKEY, it->has_exptime, it->has_flags,
+			       it->nkey, it->nbytes);
 }
 
 /**
@@ -262,7 +316,8 @@ static inline size_t item_alloc_size(const struct item *it)
  *
  * Copies the key, and sets ITEM_INTKEY and ikey if the key is a canonical
  * u64. The cas and time fields are set when the store links the item; the
- * flags are stored only when not 0 (has_flags).
+ * expiry and the flags are stored only when not 0 (has_exptime,
+ * has_flags).
  *
  * Context: any lock state; allocates, so store users call it before taking a
  * shard lock.
@@ -272,18 +327,34 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
 			rel_time_t exptime, uint32_t nbytes);
 
 /**
+ * item_copy() - an unlinked copy of an item, with an expiry slot
+ * @it:      the item (a reference held: its key, value and flags do not
+ *           change)
+ * @exptime: the copy's expiry
+ *
+ * The key, value, flags and marks of @it (not ITEM_LINKED) in a block that
+ * has an expiry slot, with one reference: what a touch stores in place of
+ * an item made without one. The cas and time are the caller's to set.
+ *
+ * Context: any lock state; allocates.
+ * Return: the copy, or NULL on allocation failure.
+ */
+struct item *item_copy(const struct item *it, rel_time_t exptime);
+
+/**
  * item_total_size() - allocator bytes an item of this shape would take
- * @key:    the key (its class decides the header size)
- * @nkey:   key length
- * @flags:  the client flags
- * @nbytes: value length
+ * @key:     the key (its class decides the header size)
+ * @nkey:    key length
+ * @exptime: the expiry
+ * @flags:   the client flags
+ * @nbytes:  value length
  *
  * Context: any.
  * Return: slab_charge() of the block item_alloc() would get: what the
  * store will count for it.
  */
-size_t item_total_size(const char *key, size_t nkey, uint32_t flags,
-		       uint32_t nbytes);
+size_t item_total_size(const char *key, size_t nkey, rel_time_t exptime,
+		       uint32_t flags, uint32_t nbytes);
 
 /**
  * item_mc_size() - the size memcached 1.6 checks against -I

@@ -39,14 +39,17 @@ RB_DECLARE_CALLBACKS(static, subtree_cb, struct item, rbnode, subtree,
  */
 bool part_insert_locked(struct parts *ps, struct item *it)
 {
-	struct part *p = part_lock_key(ps, item_key(it), it->nkey);
+	/* once: the subtree counts written below may alias @it's fields */
+	const char *key = item_str_key(it);
+	size_t nkey = it->nkey;
+	struct part *p = part_lock_key(ps, key, nkey);
 	struct rb_node **link = &p->tree.rb_node, *parent = NULL, *n;
 	const struct item *last;
 	bool big, rightmost = true;
 
 	last = p->last ? rb_entry(p->last, struct item, rbnode) : NULL;
-	if (last && key_bytes_cmp(item_key(it), it->nkey, item_key(last),
-				  last->nkey) > 0) {
+	if (last &&
+	    key_bytes_cmp(key, nkey, item_str_key(last), last->nkey) > 0) {
 		for (n = p->last; n; n = rb_parent(n))
 			rb_entry(n, struct item, rbnode)->subtree++;
 		parent = p->last;
@@ -57,8 +60,7 @@ bool part_insert_locked(struct parts *ps, struct item *it)
 
 		parent = *link;
 		cur->subtree++;		/* it goes below cur */
-		if (key_bytes_cmp(item_key(it), it->nkey, item_key(cur),
-				  cur->nkey) < 0) {
+		if (key_bytes_cmp(key, nkey, item_str_key(cur), cur->nkey) < 0) {
 			link = &(*link)->rb_left;
 			rightmost = false;
 		} else {
@@ -78,7 +80,7 @@ bool part_insert_locked(struct parts *ps, struct item *it)
 /* @it (same key) takes @old's place in the order. */
 void part_replace_locked(struct parts *ps, struct item *old, struct item *it)
 {
-	struct part *p = part_lock_key(ps, item_key(it), it->nkey);
+	struct part *p = part_lock_key(ps, item_str_key(it), it->nkey);
 
 	rb_replace_node_augmented(&old->rbnode, &it->rbnode, &p->tree,
 				  &subtree_cb);
@@ -90,7 +92,7 @@ void part_replace_locked(struct parts *ps, struct item *old, struct item *it)
 
 void part_erase_locked(struct parts *ps, struct item *it)
 {
-	struct part *p = part_lock_key(ps, item_key(it), it->nkey);
+	struct part *p = part_lock_key(ps, item_str_key(it), it->nkey);
 
 	if (p->last == &it->rbnode)
 		p->last = rb_prev(&it->rbnode);
@@ -160,7 +162,7 @@ static void part_halve_locked(struct part *p, struct part *np,
 	np->count = n - keep;
 	it = rb_entry(nodes[keep], struct item, rbnode);
 	np->nlo = it->nkey;
-	memcpy(np->lo, item_key(it), it->nkey);
+	memcpy(np->lo, item_str_key(it), it->nkey);
 	np->lo_pfx = key_prefix(np->lo, np->nlo);
 }
 

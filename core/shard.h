@@ -450,7 +450,7 @@ static inline bool item_doubtful(const struct store *s, const struct item *it)
 {
 	rel_time_t m;
 
-	if (READ_ONCE(it->exptime))
+	if (item_exptime(it))
 		return true;
 	m = flush_moment(s);
 	return m && item_time(it) <= m;
@@ -479,7 +479,7 @@ static inline void doubtful_unlink_locked(const struct store *s,
 static inline enum store_miss item_state(const struct store *s,
 					 const struct item *it, rel_time_t now)
 {
-	rel_time_t exptime = READ_ONCE(it->exptime);
+	rel_time_t exptime = item_exptime(it);
 
 	if (item_flushed(s, it, now))
 		return STORE_MISS_FLUSHED;

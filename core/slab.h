@@ -3,8 +3,8 @@
  * slab.h - finer size classes than jemalloc's for the item blocks.
  *
  * jemalloc rounds a block above 128 bytes up to one of four classes per
- * doubling (160, 192, 224, 256, 320, ...): a 162-byte item (a 52-byte
- * header, a 10-byte key, 100 bytes of value) takes 192 bytes, 18 % more
+ * doubling (160, 192, 224, 256, 320, ...): a 162-byte item (a 48-byte
+ * header, a 14-byte key, 100 bytes of value) takes 192 bytes, 18 % more
  * than it needs. The slabs add classes between jemalloc's: 8 bytes apart
  * from 72 to 512 bytes (each in the page of 16 to 64 KiB that costs it
  * least), and above 512 up to 16 KiB classes that tile their page: each

@@ -39,7 +39,12 @@ struct commit {
 	bool has_cas_in;	/* take @cas_in as the new item's cas (E) */
 	uint64_t cas_in;
 	bool keep_time;		/* and its last access (md I) */
+	bool keep_marks;	/* and its marks (fetched, stale, win) */
+	bool overdraw;		/* past the limit rather than fail (the
+				 * slot a touch adds: store_give_slot()) */
 	rel_time_t old_exptime;	/* out: the old item's expiry */
+	rel_time_t slot_for;	/* out, with STORE_NOT_STORED: @it must take
+				 * this expiry and has no slot for it */
 	uint64_t cas;		/* out: the new item's cas, once stored */
 	/* store_commit()'s own, for shard_store_locked() */
 	struct keyref k;	/* @it's key */
@@ -82,7 +87,7 @@ struct item *shard_find_locked(const struct shard *sh, const struct keyref *k)
 			if ((w & ~HTABLE_PTR_MASK) == tag) {
 				it = htable_ptr(w);
 				if (it->nkey == k->nkey &&
-				    !memcmp(item_key(it), k->key, k->nkey))
+				    !memcmp(item_str_key(it), k->key, k->nkey))
 					return it;
 			}
 			i = (i + 1) & mask;
@@ -92,7 +97,7 @@ struct item *shard_find_locked(const struct shard *sh, const struct keyref *k)
 	for (it = htable_first(&sh->ht, k->hash, &p); it;
 	     it = htable_next(&sh->ht, &p)) {
 		if (it->nkey == k->nkey &&
-		    !memcmp(item_key(it), k->key, k->nkey))
+		    !memcmp(item_str_key(it), k->key, k->nkey))
 			return it;
 	}
 	return NULL;
@@ -155,7 +160,10 @@ enum store_result commit_check_op(struct commit *c, struct item *old)
 			return STORE_EXISTS;
 		/* an older version, kept as stale: it keeps the old TTL,
 		 * and a win already given stays given */
-		it->exptime = READ_ONCE(old->exptime);
+		if (!item_set_exptime(it, item_exptime(old))) {
+			c->slot_for = item_exptime(old);
+			return STORE_NOT_STORED;
+		}
 		it->iflags |= ITEM_STALE | (READ_ONCE(old->iflags) & ITEM_WIN);
 		return STORE_STORED;
 	default:
@@ -193,9 +201,15 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 			return ret;
 	}
 	if (old)
-		c->old_exptime = READ_ONCE(old->exptime);
-	if (c->keep_exptime && old)
-		it->exptime = READ_ONCE(old->exptime);
+		c->old_exptime = item_exptime(old);
+	if (c->keep_exptime && old &&
+	    !item_set_exptime(it, c->old_exptime)) {
+		c->slot_for = c->old_exptime;
+		return STORE_NOT_STORED;
+	}
+	if (c->keep_marks && old)
+		it->iflags |= READ_ONCE(old->iflags) &
+			      (ITEM_FETCHED | ITEM_STALE | ITEM_WIN);
 
 	/*
 	 * Reserve the new block (and the radix nodes a fresh insert may add)
@@ -213,6 +227,10 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 			break;
 		err = mem_charge_locked(s, sh, add - credit - charged, c->defer,
 					old, now, dead, &c->short_by);
+		if (err && c->overdraw) {
+			c->short_by = 0;
+			break;		/* mem_add() below counts it all */
+		}
 		if (err) {
 			mem_add(s, -(int64_t)charged);
 			if (err != -ENOSPC)
@@ -312,6 +330,7 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 		DEAD_LIST(dead);
 
 		c->short_by = 0;
+		c->slot_for = 0;
 		shard_lock(sh);
 		ret = shard_store_locked(s, sh, c, &dead);
 		if (c->split)	/* the item is the store's once unlocked */
@@ -332,6 +351,19 @@ static enum store_result store_commit(struct store *s, struct commit *c)
 			if (part_split(&s->parts, split_key, c->k.nkey))
 				store_parts_reclaim(s);
 			c->split = false;
+		}
+		if (ret == STORE_NOT_STORED && c->slot_for) {
+			/* the old item's expiry has no room in c->it */
+			struct item *copy = item_copy(c->it, c->slot_for);
+
+			if (!copy) {
+				ret = STORE_NO_MEMORY;
+				break;
+			}
+			item_put(c->it);
+			c->it = copy;
+			c->size = item_alloc_size(copy);
+			continue;
 		}
 		if (ret != STORE_NO_MEMORY || !c->short_by)
 			break;
@@ -368,8 +400,8 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
 	 * does that once.
 	 */
 	if (limit &&
-	    slab_charge(item_block_size(false, flags, nkey, nbytes)) > limit &&
-	    item_total_size(key, nkey, flags, nbytes) > limit)
+	    slab_charge(item_block_size(false, exptime, flags, nkey, nbytes)) >
+	    limit && item_total_size(key, nkey, exptime, flags, nbytes) > limit)
 		return -E2BIG;
 	it = item_alloc(key, nkey, flags, exptime, nbytes);
 	if (!it)
@@ -446,8 +478,7 @@ enum store_result store_concat(struct store *s, struct item *it, bool prepend,
 			break;
 		}
 		joined = item_alloc(k.key, k.nkey, item_flags(old),
-				    READ_ONCE(old->exptime),
-				    (uint32_t)nbytes);
+				    item_exptime(old), (uint32_t)nbytes);
 		if (!joined) {
 			item_put(old);
 			ret = STORE_NO_MEMORY;
@@ -511,12 +542,12 @@ enum store_result store_item_store(struct store *s, struct item *it,
 	return ret;
 }
 
-/* Set @it's expiry, keeping the shard's doubtful count. */
+/* Set @it's expiry (it has a slot), keeping the shard's doubtful count. */
 static void item_set_exptime_locked(struct store *s, struct shard *sh,
 				    struct item *it, rel_time_t exptime)
 {
 	doubtful_unlink_locked(s, sh, it);
-	WRITE_ONCE(it->exptime, exptime);
+	item_set_exptime(it, exptime);
 	doubtful_link_locked(s, sh, it);
 }
 
@@ -531,7 +562,7 @@ void lookup_hit_locked(struct store *s, struct shard *sh, struct item *it,
 		       const struct store_req *req, struct store_res *res)
 {
 	uint8_t f = READ_ONCE(it->iflags);
-	rel_time_t now, exp = READ_ONCE(it->exptime);
+	rel_time_t now, exp = item_exptime(it);
 
 	res->exptime = exp;
 	res->atime = item_time(it);
@@ -564,10 +595,33 @@ void lookup_hit_locked(struct store *s, struct shard *sh, struct item *it,
 	}
 }
 
+/*
+ * A touch found @old (held) made without an expiry slot: store a copy that
+ * has one in its place, the same item otherwise (cas, time, marks, queue).
+ * It may pass the limit by the slot's bytes rather than fail: memcached's
+ * touch never fails for memory. Return: whether the caller should look
+ * again (false: no memory for the copy at all).
+ */
+static __attribute__((noinline))
+bool store_give_slot(struct store *s, struct item *old)
+{
+	struct item *copy = item_copy(old, 0);
+	struct commit c;
+
+	if (!copy)
+		return false;
+	c = (struct commit){ .it = copy, .op = STORE_OP_CAS,
+			     .req_cas = old->cas, .keep_exptime = true,
+			     .keep_cas = true, .keep_time = true,
+			     .keep_marks = true, .overdraw = true };
+	return store_commit(s, &c) != STORE_NO_MEMORY;
+}
+
 struct item *store_lookup(struct store *s, const struct store_req *req,
 			  struct store_res *res)
 {
 	enum store_miss st = STORE_MISS_ABSENT;
+	unsigned int tries = 0;
 	struct item *it = NULL;
 	DEAD_LIST(dead);
 	struct keyref k;
@@ -576,9 +630,24 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 	if (keyref_valid(req->nkey)) {
 		keyref_init(&k, req->key, req->nkey);
 		sh = shard_of(s, &k);
+again:
 		shard_lock(sh);
 		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
 					    &st);
+		if (unlikely(it && (req->flags & STORE_REQ_TOUCH) &&
+			     req->exptime && !it->has_exptime &&
+			     tries++ < REPLACE_RETRIES)) {
+			bool copied;
+
+			item_get(it);
+			shard_unlock(sh);
+			items_release(&dead);
+			copied = store_give_slot(s, it);
+			item_put(it);
+			/* no memory at all: the hit, untouched */
+			tries = copied ? tries : REPLACE_RETRIES;
+			goto again;
+		}
 		if (it) {
 			lookup_hit_locked(s, sh, it, req, res);
 			res->flags = item_flags(it);
@@ -695,7 +764,7 @@ enum store_result store_meta_delete(struct store *s, const struct store_del *d)
 		it = item_alloc(k.key, k.nkey,
 				d->remove_value ? d->flags : item_flags(old),
 				d->set_ttl ? d->ttl : d->remove_value ? 0 :
-				READ_ONCE(old->exptime), nbytes);
+				item_exptime(old), nbytes);
 		if (!it) {
 			item_put(old);
 			return STORE_NO_MEMORY;
@@ -761,7 +830,7 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 		len = snprintf(text, sizeof(text), "%llu",
 			       (unsigned long long)v);
 		it = item_alloc(k.key, k.nkey, item_flags(old),
-				READ_ONCE(old->exptime),
+				a->set_ttl ? a->ttl : item_exptime(old),
 				(uint32_t)len);
 		if (!it) {
 			item_put(old);
@@ -781,8 +850,6 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 			it->iflags |= READ_ONCE(old->iflags) &
 				      (ITEM_FETCHED | ITEM_STALE | ITEM_WIN |
 				       ITEM_KEY_BINARY);
-		if (a->set_ttl)
-			it->exptime = a->ttl;
 		item_put(old);
 		res = store_commit(s, &c);
 		if (res == STORE_STORED) {

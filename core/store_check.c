@@ -78,7 +78,8 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 		CHECK_FAIL("shard %u: flags 0 stored", sh->index);
 	if (item_is_int(it)) {
 		if (!key_is_integer(item_key(it), it->nkey, &v) ||
-		    v != it->ikey || item_key(it) != (const char *)it + ITEM_INT_DATA)
+		    v != it->ikey || item_key(it) != (const char *)it +
+		    item_data_offset(true, it->has_exptime))
 			CHECK_FAIL("shard %u: bad integer key", sh->index);
 		if (radix_tree_lookup(&sh->ints, it->ikey) != it)
 			CHECK_FAIL("shard %u: integer item %llu not in its "
@@ -86,7 +87,8 @@ static int check_item_locked(const struct store *s, const struct shard *sh,
 				   (unsigned long long)it->ikey);
 	} else {
 		if (key_is_integer(item_key(it), it->nkey, NULL) ||
-		    item_key(it) != (const char *)it + ITEM_STR_DATA)
+		    item_key(it) != (const char *)it +
+		    item_data_offset(false, it->has_exptime))
 			CHECK_FAIL("shard %u: bad string key", sh->index);
 		if (!table_finds(sh, k.hash, it))
 			CHECK_FAIL("shard %u: string item not found in the "

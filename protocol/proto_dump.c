@@ -94,7 +94,7 @@ static uint64_t dump_unix(const struct proto_dump *d, rel_time_t t)
 static char *dump_meta_line(struct proto_conn *pc, const struct proto_dump *d,
 			    const struct item *it, char *p)
 {
-	rel_time_t exptime = READ_ONCE(it->exptime);
+	rel_time_t exptime = item_exptime(it);
 	uint32_t flags = item_flags(it);
 	size_t size = item_mc_size(it->nkey, flags, it->nbytes);
 
@@ -129,7 +129,7 @@ static char *dump_mg_line(const struct item *it, char *p)
 static char *dump_cache_line(struct proto_dump *d, const struct item *it,
 			     char *p, bool *full)
 {
-	rel_time_t exptime = READ_ONCE(it->exptime);
+	rel_time_t exptime = item_exptime(it);
 	char *start = p;
 
 	if (READ_ONCE(it->iflags) & ITEM_KEY_BINARY)

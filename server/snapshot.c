@@ -154,7 +154,7 @@ static int reserve(struct writer *w, size_t n)
 static int add_item(struct writer *w, const struct item *it,
 		    int64_t unix_now, rel_time_t now)
 {
-	rel_time_t exptime = READ_ONCE(it->exptime);
+	rel_time_t exptime = item_exptime(it);
 	uint64_t expiry = 0;
 	unsigned char *p;
 
@@ -402,7 +402,7 @@ static int load_block(struct loader *l, const unsigned char *p, size_t len,
 		limit = store_mem_limit_effective(l->s);
 		if (limit && store_memory_used(l->s) +
 		    item_total_size((const char *)p + RECORD_HEAD, nkey,
-				    flags, nbytes) > limit) {
+				    exptime, flags, nbytes) > limit) {
 			l->full = true;		/* the rest is only checked */
 			p += RECORD_HEAD + nkey + nbytes;
 			continue;

@@ -72,8 +72,8 @@ def test_rss_bounded_under_set_load(tmp_path):
 
 
 def test_items_of_162_bytes_are_not_rounded_to_192(tmp_path):
-    """A string item of a 10-byte key and a 100-byte value is a 162-byte
-    block, which jemalloc rounds to 192 bytes (memcached's slab class for it
+    """A string item of a 14-byte key and a 100-byte value is a 162-byte
+    block (48 bytes of header), which jemalloc rounds to 192 bytes (memcached's slab class for it
     is 192 bytes too): it is served from a slab class of 168 (core/slab.h),
     so that 3 MiB holds more such items than 192-byte blocks would, with
     S3-FIFO's ring and ghost counted in the limit as well (the hash table is
@@ -83,11 +83,12 @@ def test_items_of_162_bytes_are_not_rounded_to_192(tmp_path):
         with srv.conn() as c:
             value = b"v" * 100
             for lo in range(0, 100000, 500):
-                c.send(b"".join(b"set key:%06d 0 0 100 noreply\r\n%s\r\n"
+                c.send(b"".join(b"set key:%010d 0 0 100 noreply\r\n%s\r\n"
                                 % (i, value) for i in range(lo, lo + 500)))
             st = c.stats()
-            c.send(b"get key:099999\r\n")
-            c.expect(b"VALUE key:099999 0 100\r\n" + value + b"\r\nEND\r\n")
+            c.send(b"get key:0000099999\r\n")
+            c.expect(b"VALUE key:0000099999 0 100\r\n" + value +
+                     b"\r\nEND\r\n")
     finally:
         srv.stop()
     items, nbytes = int(st["curr_items"]), int(st["bytes"])

@@ -196,7 +196,7 @@ static void test_against_model(void)
 	if (!s)
 		return;
 	limit = store_memory_used(s) + 4096 +
-		HELD * item_total_size("100", 3, 0, VALUE);
+		HELD * item_total_size("100", 3, 0, 0, VALUE);
 	CHECK(store_set_mem_limit(s, limit) == 0);
 	for (step = 0; step < 20000 && !diverged; step++) {
 		bool hit;
@@ -321,7 +321,7 @@ static void test_ghost_sends_to_main(void)
 static void test_dead_go_first(void)
 {
 	struct store *s = new_store(0, 10);
-	size_t one = item_total_size("ttl1000", 7, 0, VALUE), limit;
+	size_t one = item_total_size("ttl1000", 7, 1, 0, VALUE), limit;
 	unsigned int i, n = 0;
 	struct store_stats st;
 	char key[32];

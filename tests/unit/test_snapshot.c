@@ -112,11 +112,11 @@ static bool same_items(struct store *a, struct store *b, bool ttl_gone)
 		struct store_res res;
 		struct item *y = store_lookup(b, &req, &res);
 
-		if (ttl_gone && x->exptime) {
+		if (ttl_gone && item_exptime(x)) {
 			ok = ok && !y;
 		} else if (!y || y->nbytes != x->nbytes ||
 			   item_flags(y) != item_flags(x) || y->cas != x->cas ||
-			   y->exptime != x->exptime ||
+			   item_exptime(y) != item_exptime(x) ||
 			   (y->iflags & ITEM_KEY_BINARY) !=
 			   (x->iflags & ITEM_KEY_BINARY) ||
 			   memcmp(item_value(x), item_value(y), x->nbytes)) {

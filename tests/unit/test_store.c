@@ -252,49 +252,78 @@ static void test_keys(void)
 /* ---- examples of each operation ---- */
 
 /*
- * The item's shape: client flags take 4 bytes only when they are not 0,
- * the time sits after the key class's anchors, and neither overwrites
- * the other or the key, for both key classes.
+ * The item's shape: the expiry and the client flags take 4 bytes each only
+ * when they are not 0, the expiry before the key and the flags after the
+ * value, and nothing overwrites the time, the key or the value, for both
+ * key classes; item_copy() gives an item without an expiry slot one.
  */
+static void check_item_shape(const char *key, uint32_t flags,
+			     rel_time_t exp)
+{
+	size_t nkey = strlen(key);
+	struct item *it = item_alloc(key, nkey, flags, exp, 3), *copy;
+	bool intkey = key_is_integer(key, nkey, NULL);
+	size_t head = (intkey ? ITEM_INT_DATA : ITEM_STR_DATA) +
+		      (exp ? 4 : 0);
+
+	CHECK(it);
+	if (!it)
+		return;
+	memcpy(item_value(it), "abc", 3);
+	item_set_time(it, 0xfeedbeefu);
+	it->iflags |= ITEM_FETCHED | ITEM_KEY_BINARY;
+	CHECK(!!(it->iflags & ITEM_INTKEY) == intkey);
+	CHECK(item_flags(it) == flags);
+	CHECK(item_time(it) == 0xfeedbeefu);
+	CHECK(item_key(it) == (const char *)it + head);
+	CHECK(!memcmp(item_key(it), key, nkey));
+	CHECK(!memcmp(item_value(it), "abc", 3));
+	CHECK(item_block_size_of(it) == head + nkey + 3 + (flags ? 4 : 0));
+	CHECK(item_block_size_of(it) ==
+	      item_block_size(intkey, exp, flags, nkey, 3));
+	CHECK(item_exptime(it) == exp && it->nbytes == 3);
+	CHECK(!!it->has_exptime == !!exp);
+	/* without a slot only 0 is taken */
+	CHECK(item_set_exptime(it, 0) && item_exptime(it) == 0);
+	CHECK(item_set_exptime(it, 9) == !!exp);
+	CHECK(item_exptime(it) == (exp ? 9 : 0));
+	CHECK(item_time(it) == 0xfeedbeefu && !memcmp(item_key(it), key, nkey));
+
+	copy = item_copy(it, 11);
+	CHECK(copy);
+	if (copy) {
+		CHECK(copy->has_exptime && item_exptime(copy) == 11);
+		CHECK(copy->iflags == it->iflags);
+		CHECK(copy->nkey == nkey && !memcmp(item_key(copy), key, nkey));
+		CHECK(copy->nbytes == 3 && !memcmp(item_value(copy), "abc", 3));
+		CHECK(item_flags(copy) == flags);
+		CHECK(!intkey || copy->ikey == it->ikey);
+		CHECK(item_block_size_of(copy) ==
+		      item_block_size(intkey, 1, flags, nkey, 3));
+		item_put(copy);
+	}
+	item_put(it);
+}
+
 static void test_item_shape(void)
 {
 	static const uint32_t flags[] = { 0, 1, 0x80000000u, UINT32_MAX };
+	static const rel_time_t exps[] = { 0, 7, UINT32_MAX };
 	static const char *const keys[] = { "12345", "k12345" };
-	unsigned int i, j;
+	unsigned int i, j, e;
 
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		bool intkey = i == 0;
-		size_t nkey = strlen(keys[i]);
-
 		for (j = 0; j < ARRAY_SIZE(flags); j++) {
-			struct item *it = item_alloc(keys[i], nkey, flags[j],
-						     7, 3);
-			size_t head = intkey ? ITEM_INT_DATA : ITEM_STR_DATA;
-
-			CHECK(it);
-			if (!it)
-				continue;
-			memcpy(item_value(it), "abc", 3);
-			item_set_time(it, 0xfeedbeefu);
-			CHECK(!!(it->iflags & ITEM_INTKEY) == intkey);
-			CHECK(item_flags(it) == flags[j]);
-			CHECK(item_time(it) == 0xfeedbeefu);
-			CHECK(item_key(it) == (const char *)it + head);
-			CHECK(!memcmp(item_key(it), keys[i], nkey));
-			CHECK(!memcmp(item_value(it), "abc", 3));
-			CHECK(item_block_size_of(it) == head + nkey + 3 +
-			      (flags[j] ? 4 : 0));
-			CHECK(item_block_size_of(it) ==
-			      item_block_size(intkey, flags[j], nkey, 3));
-			CHECK(it->exptime == 7 && it->nbytes == 3);
-			item_put(it);
+			for (e = 0; e < ARRAY_SIZE(exps); e++)
+				check_item_shape(keys[i], flags[j], exps[e]);
 		}
 	}
-	/* the header of the usual item: 52 bytes; flags take 4 more; the
-	 * value's "\r\n" is not kept */
-	CHECK(item_block_size(false, 0, 15, 32) == 52 + 15 + 32);
-	CHECK(item_block_size(false, 2, 15, 32) == 56 + 15 + 32);
-	CHECK(item_block_size(true, 0, 6, 32) == 36 + 6 + 32);
+	/* the header of the usual item: 48 bytes; an expiry and flags take
+	 * 4 more each; the value's "\r\n" is not kept */
+	CHECK(item_block_size(false, 0, 0, 15, 32) == 48 + 15 + 32);
+	CHECK(item_block_size(false, 0, 2, 15, 32) == 52 + 15 + 32);
+	CHECK(item_block_size(false, 5, 2, 15, 32) == 56 + 15 + 32);
+	CHECK(item_block_size(true, 0, 0, 6, 32) == 32 + 6 + 32);
 }
 
 /*
@@ -429,7 +458,8 @@ static void test_examples(unsigned int nshards)
 	CHECK(cas1 != cas2 && cas2 != cas3 && cas1 != cas3);
 	CHECK(holds(s, "ap", "start_mid_end"));
 	it = lookup_get(s, "ap", 2, NULL);
-	CHECK(it && item_flags(it) == 77 && it->exptime == store_now(s) + 100 &&
+	CHECK(it && item_flags(it) == 77 &&
+	      item_exptime(it) == store_now(s) + 100 &&
 	      it->cas == cas3);
 	if (it)
 		item_put(it);
@@ -513,7 +543,7 @@ static void test_examples(unsigned int nshards)
 	CHECK(touch_key(s, "zz", 2, 10) == -ENOENT);
 	CHECK(touch_key(s, "a", 1, store_exptime(s, 5)) == 0);
 	it = get_touch(s, "100", 3, store_exptime(s, 7), &why);
-	CHECK(it && why == STORE_HIT && it->exptime == store_now(s) + 7);
+	CHECK(it && why == STORE_HIT && item_exptime(it) == store_now(s) + 7);
 	if (it)
 		item_put(it);
 	CHECK(!get_touch(s, "101", 3, 0, &why) &&
@@ -1764,7 +1794,7 @@ static void test_read_items_stay(void)
 	memset(val, 'v', sizeof(val));
 	/* fill to a little below the limit: no eviction yet */
 	while (store_memory_used(s) +
-	       4 * item_total_size("c1234567", 8, 0, sizeof(val)) < limit) {
+	       4 * item_total_size("c1234567", 8, 0, 0, sizeof(val)) < limit) {
 		snprintf(key, sizeof(key), "c%u", n++);
 		CHECK(put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
 			    STORE_OP_SET, 0, NULL) == STORE_STORED);
@@ -2546,7 +2576,129 @@ static void test_paging_under_splits(void)
 	store_destroy(s);
 }
 
-/* incr and append from several threads: no update is lost. */
+/*
+ * An item stored without an expiry has no room for one (4 bytes saved an
+ * item): a touch, a gat, or a stale version that must keep its old item's
+ * expiry puts a copy with the room in its place, the same item otherwise:
+ * value, flags, cas, marks, time and memory counts; also under -M at the
+ * limit, where the touch may pass the limit by the slot's bytes.
+ */
+static void check_touch_slot(struct store *s, const char *key, bool gat)
+{
+	size_t nkey = strlen(key);
+	uint64_t cas = 0;
+	enum store_miss why;
+	struct item *it, *was;
+	rel_time_t atime;
+
+	it = lookup_get(s, key, nkey, NULL);	/* marks it fetched */
+	CHECK(it && !it->has_exptime);
+	if (!it)
+		return;
+	cas = it->cas;
+	atime = item_time(it);
+	was = it;
+	item_put(it);
+	if (gat) {
+		it = get_touch(s, key, nkey, store_exptime(s, 30), &why);
+		CHECK(it && why == STORE_HIT);
+		if (it)
+			item_put(it);
+	} else {
+		CHECK(touch_key(s, key, nkey, store_exptime(s, 30)) == 0);
+	}
+	it = lookup_get(s, key, nkey, NULL);
+	CHECK(it && it != was && it->has_exptime &&
+	      item_exptime(it) == store_now(s) + 30);
+	if (!it)
+		return;
+	CHECK(it->cas == cas && item_time(it) == atime);
+	CHECK(it->iflags & ITEM_FETCHED);
+	CHECK(item_flags(it) == 5 && it->nbytes == 5 &&
+	      !memcmp(item_value(it), "value", 5));
+	item_put(it);
+	/* back to no expiry: the slot stays, holding 0 */
+	CHECK(touch_key(s, key, nkey, 0) == 0);
+	it = lookup_get(s, key, nkey, NULL);
+	CHECK(it && it->has_exptime && item_exptime(it) == 0 && it->cas == cas);
+	if (it)
+		item_put(it);
+	check_store(s, key);
+}
+
+static void test_touch_gives_an_item_its_expiry_slot(void)
+{
+	struct store *s = new_store(2, 0, false, 1);
+	struct store_set o = { .op = STORE_OP_CAS, .allow_stale = true };
+	static char val[1000];
+	uint64_t cas = 0;
+	struct item *it;
+	char key[32];
+	unsigned int i;
+	int ret;
+
+	if (!s)
+		return;
+	/* keys whose copy with a slot takes a larger class */
+	CHECK(item_total_size("strings", 7, 1, 5, 5) >
+	      item_total_size("strings", 7, 0, 5, 5));
+	CHECK(item_total_size("4242424", 7, 1, 5, 5) >
+	      item_total_size("4242424", 7, 0, 5, 5));
+	CHECK(put(s, "strings", "value", 5, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+	CHECK(put(s, "4242424", "value", 5, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+	check_touch_slot(s, "strings", false);
+	check_touch_slot(s, "4242424", true);
+	/* it expires as touched */
+	CHECK(touch_key(s, "strings", 7, store_exptime(s, 2)) == 0);
+	store_set_time(s, T0 + 3);
+	CHECK(!holds(s, "strings", "value"));
+
+	/* a stale version (ms I, an older cas) keeps the old item's expiry,
+	 * which the new item, made without one, has no room for */
+	CHECK(put(s, "ttl", "old", 0, store_exptime(s, 100), STORE_OP_SET, 0,
+		  &cas) == STORE_STORED);
+	CHECK(store_item_alloc(s, "ttl", 3, 0, 0, 3, &it) == 0);
+	if (it) {
+		memcpy(item_value(it), "new", 3);
+		o.cas = cas - 1;
+		CHECK(store_item_store_opts(s, it, &o) == STORE_STORED);
+	}
+	it = lookup_get(s, "ttl", 3, NULL);
+	CHECK(it && (it->iflags & ITEM_STALE) && it->nbytes == 3 &&
+	      !memcmp(item_value(it), "new", 3) &&
+	      item_exptime(it) == store_now(s) + 100);
+	if (it)
+		item_put(it);
+	check_store(s, "stale version");
+	store_destroy(s);
+
+	/* -M, full: the touch still takes, past the limit by a few bytes */
+	s = new_store(1, 1 << 20, true, 1);
+	if (!s)
+		return;
+	CHECK(put(s, "strings", "value", 5, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+	CHECK(put(s, "4242424", "value", 5, 0, STORE_OP_SET, 0, NULL) ==
+	      STORE_STORED);
+	for (i = 0, ret = STORE_STORED; ret == STORE_STORED; i++) {
+		snprintf(key, sizeof(key), "fill%u", i);
+		ret = put_n(s, key, strlen(key), val, sizeof(val), 0, 0,
+			    STORE_OP_SET, 0, NULL);
+	}
+	CHECK(ret == STORE_NO_MEMORY);
+	check_touch_slot(s, "strings", true);
+	check_touch_slot(s, "4242424", false);
+	store_destroy(s);
+}
+
+/*
+ * incr and append from several threads, with touches that give the items an
+ * expiry and take it away: no update is lost (a touch of an item made
+ * without an expiry slot replaces it with a copy that has one, and an incr
+ * or append built from the item before the touch must take its expiry).
+ */
 #define UPD_THREADS	4
 #define UPD_INCRS	5000
 #define UPD_APPENDS	1500
@@ -2565,6 +2717,13 @@ static void *upd_thread(void *arg)
 			put_n(s, "log", 3, i % 2 ? "ab" : "a", 1 + i % 2, 0, 0,
 			      i % 3 ? STORE_OP_APPEND : STORE_OP_PREPEND, 0,
 			      NULL);
+		if (i % 7 == 0) {
+			rel_time_t exp = i % 2 ? store_exptime(s, 1000) : 0;
+
+			touch_key(s, "ctr", 3, exp);
+			touch_key(s, "77", 2, exp);
+			touch_key(s, "log", 3, exp);
+		}
 	}
 	radix_tree_preload_drain();
 	return NULL;
@@ -2737,6 +2896,7 @@ int main(void)
 	test_read_items_stay();
 	test_main_entry_waits_a_turn();
 	test_evict_elsewhere();
+	test_touch_gives_an_item_its_expiry_slot();
 	test_concurrent_updates();
 	test_no_evict(1);
 	test_no_evict(8);
