@@ -14,9 +14,10 @@
 
 #include "alloc.h"
 
-#define REHASH_STEP		4	/* old slots moved per write while growing:
-				 * 3 entries at a load of 3/4, done before
-				 * the new array is 3/4 full */
+#define REHASH_STEP		4	/* old slots moved per store or lookup
+				 * while growing: 3 entries at a load of
+				 * 3/4, done before the new array is 3/4
+				 * full */
 
 #ifdef AK_LOCK_DEBUG
 __thread unsigned int ak_shards_held;

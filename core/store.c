@@ -622,6 +622,7 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 {
 	enum store_miss st = STORE_MISS_ABSENT;
 	unsigned int tries = 0;
+	uint64_t *old_slots;
 	struct item *it = NULL;
 	DEAD_LIST(dead);
 	struct keyref k;
@@ -662,9 +663,14 @@ again:
 				item_get(it);
 			}
 		}
+		/* reads move a growing table too: one that only reads would
+		 * never leave its slower two-array lookups */
+		old_slots = shard_rehash_step_locked(sh);
 		shard_unlock(sh);
 		if (unlikely(dead.first))
 			items_release(&dead);
+		if (unlikely(old_slots))
+			ak_free(old_slots);
 	}
 	res->why = st;
 	return it;

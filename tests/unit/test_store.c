@@ -2577,6 +2577,42 @@ static void test_paging_under_splits(void)
 }
 
 /*
+ * A table that grows and is then only read: lookups move its old slots too,
+ * so it leaves the two-array lookups of a growing table (a read-mostly
+ * load stayed in them, 58 instructions a get more, until enough writes
+ * came).
+ */
+static void test_lookups_finish_a_growing_table(void)
+{
+	struct store *s = new_store(1, 0, false, 4);
+	struct store_stats st = { 0 };
+	unsigned int n = 0, i, reads = 0;
+	char key[32];
+
+	if (!s)
+		return;
+	do {
+		snprintf(key, sizeof(key), "grow%u", n++);
+		CHECK(set(s, key, "v") == STORE_STORED);
+		store_stats(s, &st);
+	} while (!st.rehashing && n < 100000);
+	CHECK(st.rehashing);
+	while (st.rehashing && reads < 4 * n) {
+		snprintf(key, sizeof(key), "grow%u", reads++ % n);
+		CHECK(holds(s, key, "v"));
+		store_stats(s, &st);
+	}
+	CHECK_MSG(!st.rehashing, "%u lookups over %u items left the table "
+		  "growing", reads, n);
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "grow%u", i);
+		CHECK(holds(s, key, "v"));
+	}
+	check_store(s, "lookups finish a growing table");
+	store_destroy(s);
+}
+
+/*
  * An item stored without an expiry has no room for one (4 bytes saved an
  * item): a touch, a gat, or a stale version that must keep its old item's
  * expiry puts a copy with the room in its place, the same item otherwise:
@@ -2897,6 +2933,7 @@ int main(void)
 	test_main_entry_waits_a_turn();
 	test_evict_elsewhere();
 	test_touch_gives_an_item_its_expiry_slot();
+	test_lookups_finish_a_growing_table();
 	test_concurrent_updates();
 	test_no_evict(1);
 	test_no_evict(8);
