@@ -28,7 +28,7 @@ struct item *item_init(const char *key, size_t nkey, uint32_t flags,
 	uint64_t ikey = 0;
 	bool intkey = key_is_integer(key, nkey, &ikey);
 	size_t off = item_data_offset(intkey, slot);
-	size_t size = off + nkey + nbytes + (flags ? ITEM_FLAGS_SIZE : 0);
+	size_t size = item_block_size(intkey, slot, flags, nkey, nbytes);
 	struct item *it = slab_alloc(size);
 
 	if (!it)
