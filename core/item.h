@@ -158,6 +158,21 @@ static inline char *item_anchors_end(const struct item *it)
  *
  * Context: any; a relaxed load (a touch moves it, under the shard lock).
  */
+/* item_anchors_end() for a caller that knows the key class: no load */
+static inline char *item_anchors_end_as(const struct item *it, bool intkey)
+{
+	return (char *)it + (intkey ? ITEM_INT_DATA : ITEM_STR_DATA);
+}
+
+/* item_exptime() for a caller that knows the key class (a lookup's) */
+static inline rel_time_t item_exptime_as(const struct item *it, bool intkey)
+{
+	if (!it->has_exptime)
+		return 0;
+	return __atomic_load_n((rel_time_t *)item_anchors_end_as(it, intkey),
+			       __ATOMIC_RELAXED);
+}
+
 static inline rel_time_t item_exptime(const struct item *it)
 {
 	if (!it->has_exptime)
@@ -243,14 +258,32 @@ static inline const char *item_value_const(const struct item *it)
 	return item_key(it) + it->nkey;
 }
 
-static inline uint32_t item_flags(const struct item *it)
+/**
+ * item_value_as() - item_value() for a caller that knows the key class
+ * @it:     the item
+ * @intkey: whether its key is an integer key (a lookup's keyref says)
+ */
+static inline const char *item_value_as(const struct item *it, bool intkey)
+{
+	return item_anchors_end_as(it, intkey) +
+	       it->has_exptime * ITEM_EXPTIME_SIZE + it->nkey;
+}
+
+/* item_flags() of @it, whose value is at @value */
+static inline uint32_t item_flags_at(const struct item *it,
+				     const char *value)
 {
 	uint32_t flags;
 
 	if (!it->has_flags)
 		return 0;
-	memcpy(&flags, item_value_const(it) + it->nbytes, sizeof(flags));
+	memcpy(&flags, value + it->nbytes, sizeof(flags));
 	return flags;
+}
+
+static inline uint32_t item_flags(const struct item *it)
+{
+	return item_flags_at(it, item_value_const(it));
 }
 
 /**

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "compiler.h"
+
 /**
  * key_is_integer() - whether a key is a canonical unsigned 64-bit decimal
  * @key:   the bytes
@@ -34,19 +36,24 @@ static inline bool key_is_integer(const char *key, size_t nkey,
 				  uint64_t *value)
 {
 	uint64_t v = 0;
-	size_t i;
+	unsigned int d;
+	size_t i, n;
 
 	if (nkey == 0 || nkey > 20)
 		return false;
 	if (key[0] == '0' && nkey > 1)
 		return false;
-	for (i = 0; i < nkey; i++) {
-		unsigned int d = (unsigned int)((unsigned char)key[i] - '0');
-
+	/* 19 digits always fit; the 20th may not, and is checked after */
+	n = nkey < 20 ? nkey : 19;
+	for (i = 0; i < n; i++) {
+		d = (unsigned int)((unsigned char)key[i] - '0');
 		if (d > 9)
 			return false;
-		/* 19 digits always fit; the 20th may not */
-		if (i == 19 && v > (UINT64_MAX - d) / 10)
+		v = v * 10 + d;
+	}
+	if (unlikely(nkey == 20)) {
+		d = (unsigned int)((unsigned char)key[19] - '0');
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
 			return false;
 		v = v * 10 + d;
 	}

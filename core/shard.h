@@ -412,19 +412,22 @@ static inline struct shard *shard_of_item(const struct store *s,
 static inline bool item_flushed(const struct store *s, const struct item *it,
 				rel_time_t now)
 {
-	const struct shard *sh = shard_of_cas(s, it);
 	uint64_t w = __atomic_load_n(&s->flush_word, __ATOMIC_ACQUIRE);
 	rel_time_t done = (rel_time_t)w, pend = (rel_time_t)(w >> 32);
-	rel_time_t t = item_time(it);	/* a hit moves it forward */
+	rel_time_t t;
 
+	if (likely(!w))		/* no flush_all yet: most stores */
+		return false;
+	t = item_time(it);	/* a hit moves it forward */
 	if (pend && pend <= now && t < pend)
 		return true;
 	if (!done || t > done)
 		return false;
 	if (t < done)
 		return true;
-	return READ_ONCE(it->cas) <= __atomic_load_n(&sh->flush_cas,
-						     __ATOMIC_RELAXED);
+	return READ_ONCE(it->cas) <=
+	       __atomic_load_n(&shard_of_cas(s, it)->flush_cas,
+			       __ATOMIC_RELAXED);
 }
 
 /* The latest flush moment, done or pending (0: none yet). */
@@ -476,16 +479,24 @@ static inline void doubtful_unlink_locked(const struct store *s,
 		sh->doubtful--;
 }
 
-static inline enum store_miss item_state(const struct store *s,
-					 const struct item *it, rel_time_t now)
+/* item_state() for a caller that knows the key class (a lookup's) */
+static inline enum store_miss item_state_as(const struct store *s,
+					    const struct item *it,
+					    rel_time_t now, bool intkey)
 {
-	rel_time_t exptime = item_exptime(it);
+	rel_time_t exptime = item_exptime_as(it, intkey);
 
 	if (item_flushed(s, it, now))
 		return STORE_MISS_FLUSHED;
 	if (exptime && exptime <= now)
 		return STORE_MISS_EXPIRED;
 	return STORE_HIT;
+}
+
+static inline enum store_miss item_state(const struct store *s,
+					 const struct item *it, rel_time_t now)
+{
+	return item_state_as(s, it, now, item_is_int(it));
 }
 
 /*

@@ -115,7 +115,7 @@ struct item *shard_find_live_locked(struct store *s, struct shard *sh,
 
 	ak_lock_assert_held(&sh->lock);
 	if (it) {
-		st = item_state(s, it, now);
+		st = item_state_as(s, it, now, k->isint);
 		if (st != STORE_HIT) {
 			shard_reclaim_locked(s, sh, it, dead);
 			it = NULL;
@@ -559,10 +559,11 @@ static void item_set_exptime_locked(struct store *s, struct shard *sh,
  */
 static inline __attribute__((always_inline))
 void lookup_hit_locked(struct store *s, struct shard *sh, struct item *it,
-		       const struct store_req *req, struct store_res *res)
+		       bool intkey, const struct store_req *req,
+		       struct store_res *res)
 {
 	uint8_t f = READ_ONCE(it->iflags);
-	rel_time_t now, exp = item_exptime(it);
+	rel_time_t now, exp = item_exptime_as(it, intkey);
 
 	res->exptime = exp;
 	res->atime = item_time(it);
@@ -617,11 +618,20 @@ bool store_give_slot(struct store *s, struct item *old)
 	return store_commit(s, &c) != STORE_NO_MEMORY;
 }
 
-struct item *store_lookup(struct store *s, const struct store_req *req,
-			  struct store_res *res)
+static struct item *lookup_give_slot(struct store *s,
+				     const struct store_req *req,
+				     struct store_res *res, struct item *old,
+				     unsigned int tries);
+
+/*
+ * store_lookup() after @tries copies that gave the item an expiry slot
+ * (a touch of an item made without one; REPLACE_RETRIES: no more).
+ */
+static inline __attribute__((always_inline))
+struct item *lookup(struct store *s, const struct store_req *req,
+		    struct store_res *res, unsigned int tries)
 {
 	enum store_miss st = STORE_MISS_ABSENT;
-	unsigned int tries = 0;
 	uint64_t *old_slots;
 	struct item *it = NULL;
 	DEAD_LIST(dead);
@@ -631,31 +641,26 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 	if (keyref_valid(req->nkey)) {
 		keyref_init(&k, req->key, req->nkey);
 		sh = shard_of(s, &k);
-again:
 		shard_lock(sh);
 		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
 					    &st);
 		if (unlikely(it && (req->flags & STORE_REQ_TOUCH) &&
 			     req->exptime && !it->has_exptime &&
-			     tries++ < REPLACE_RETRIES)) {
-			bool copied;
-
+			     tries < REPLACE_RETRIES)) {
 			item_get(it);
 			shard_unlock(sh);
 			items_release(&dead);
-			copied = store_give_slot(s, it);
-			item_put(it);
-			/* no memory at all: the hit, untouched */
-			tries = copied ? tries : REPLACE_RETRIES;
-			goto again;
+			return lookup_give_slot(s, req, res, it, tries);
 		}
 		if (it) {
-			lookup_hit_locked(s, sh, it, req, res);
-			res->flags = item_flags(it);
+			const char *value = item_value_as(it, k.isint);
+
+			lookup_hit_locked(s, sh, it, k.isint, req, res);
+			res->flags = item_flags_at(it, value);
 			res->nbytes = it->nbytes;
 			res->cas = it->cas;
 			if (req->buf && it->nbytes <= req->room) {
-				memcpy(req->buf, item_value(it), it->nbytes);
+				memcpy(req->buf, value, it->nbytes);
 				it = NULL;
 			} else if (req->flags & STORE_REQ_PEEK) {
 				it = NULL;
@@ -674,6 +679,25 @@ again:
 	}
 	res->why = st;
 	return it;
+}
+
+/* Out of line, so that the lookups of every get keep their registers. */
+static __attribute__((noinline))
+struct item *lookup_give_slot(struct store *s, const struct store_req *req,
+			      struct store_res *res, struct item *old,
+			      unsigned int tries)
+{
+	bool copied = store_give_slot(s, old);
+
+	item_put(old);
+	/* no memory at all for the copy: the hit, untouched */
+	return lookup(s, req, res, copied ? tries + 1 : REPLACE_RETRIES);
+}
+
+struct item *store_lookup(struct store *s, const struct store_req *req,
+			  struct store_res *res)
+{
+	return lookup(s, req, res, 0);
 }
 
 int store_delete(struct store *s, const char *key, size_t nkey)

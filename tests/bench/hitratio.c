@@ -71,6 +71,7 @@
 #define VALUE_DEFAULT	100
 #define VALUE_MIN	50
 #define VALUE_MAX	2000
+#define FILL_MAX	65536		/* the largest value `fill` sends */
 #define TTL_SHARE	4		/* one key in TTL_SHARE has a TTL */
 #define SHIFT_EVERY	250000		/* requests between two drifts */
 #define SHIFT_RANKS	5000		/* ranks a drift moves */
@@ -692,7 +693,7 @@ static void conn_open(struct conn *c, int port)
 }
 
 static bool resp;		/* RESP (Redis) rather than memcached text */
-static char value_buf[VALUE_MAX + 2];
+static char value_buf[FILL_MAX + 2];
 
 static int key_of(char *buf, uint32_t id)
 {
@@ -974,7 +975,7 @@ int main(int argc, char **argv)
 	if (!o.keys || !o.requests || !batch || o.alpha <= 0)
 		usage();
 	if (!strcmp(mode, "fill") && port > 0 && vbytes &&
-	    vbytes <= VALUE_MAX) {
+	    vbytes <= FILL_MAX) {
 		fill(port, vbytes, o.keys);
 		return 0;
 	}

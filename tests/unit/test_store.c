@@ -196,6 +196,10 @@ static void test_keys(void)
 		{ "10000000000000000000", true, 10000000000000000000ULL },
 		{ "100000000000000000000", false, 0 },	/* 21 digits */
 		{ "9223372036854775808", true, 9223372036854775808ULL },
+		/* the 19 digits that always fit, and a 20th that is no digit */
+		{ "9999999999999999999", true, 9999999999999999999ULL },
+		{ "1844674407370955161a", false, 0 },
+		{ "1844674407370955161", true, 1844674407370955161ULL },
 	};
 	/* keyspace order, strictly increasing */
 	static const char *const order[] = {
