@@ -573,6 +573,8 @@ struct link {
 	struct item *old;		/* the live item it replaces, or NULL */
 	const struct keyref *k;		/* its key */
 	size_t size, old_size;
+	bool in_place;			/* @old changed in place, as memcached
+					 * sees it: not counted in total_items */
 	bool split;			/* out: its partition should split */
 	int64_t index_added;		/* out: radix node bytes it added */
 };
@@ -762,7 +764,7 @@ static inline int shard_link_locked(struct store *s, struct shard *sh,
 			sh->curr_str_items++;
 	}
 	sh->bytes += l->size;
-	sh->total_items++;
+	sh->total_items += !l->in_place;
 	l->index_added = index_radix_count_locked(s, sh, nodes);
 	doubtful_link_locked(s, sh, it);
 	item_set_flag(it, ITEM_LINKED);

@@ -129,6 +129,33 @@ def test_stats_counters(start_server):
         assert u(s3, "curr_items") == 10	# k0 gone, n added
 
 
+def test_total_items_counts_no_change_made_in_place(start_server):
+    """total_items counts the items linked: memcached changes an item in
+    place for a touch (anchorkv copies one stored without a TTL into a
+    block with an expiry slot), an md I (marked stale) and an incr that
+    does not lengthen the number, and counts none of them; an incr that
+    lengthens the number stores a new item, and counts it (as md x does
+    in memcached 1.6.45)."""
+    srv = start_server()
+    with srv.conn() as c:
+        assert c.set("t", b"v") == b"STORED"
+        assert c.set("n", b"5") == b"STORED"
+        assert c.set("m", b"abc") == b"STORED"
+        s0 = c.stats()
+        assert c.cmd("touch t 100") == b"TOUCHED"
+        c.send(b"gat 200 t\r\n")
+        assert c.read_values() == [(b"t", 0, b"v")]
+        assert c.cmd("mg t T300") == b"HD"
+        assert c.cmd("incr n 1") == b"6"
+        assert c.cmd("md m I") == b"HD"
+        s1 = c.stats()
+        assert u(s1, "total_items") == u(s0, "total_items")
+        assert c.cmd("incr n 10") == b"16"
+        s2 = c.stats()
+        assert u(s2, "total_items") - u(s1, "total_items") == 1
+        assert u(s2, "curr_items") == 3
+
+
 def test_stats_expired_and_flushed_counters(start_server):
     srv = start_server()
     with srv.conn() as c:
