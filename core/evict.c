@@ -85,7 +85,7 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
 			if (it != keep) {
 				item_set_freq(it, item_is_int(it) ? 0 :
 					main_entry_freq_locked(sh,
-						item_key_hash(item_key(it),
+						item_key_hash(item_str_key(it),
 							      it->nkey)));
 				sh->q.moved_main++;
 			}

@@ -44,7 +44,7 @@ void shard_unlink_locked(struct store *s, struct shard *sh,
 		sh->curr_int_items--;
 	} else {
 		hands_forget_locked(sh, htable_del(&sh->ht, it,
-				item_key_hash(item_key(it), it->nkey)));
+				item_key_hash(item_str_key(it), it->nkey)));
 		part_erase_locked(&s->parts, it);
 		sh->curr_str_items--;
 	}
@@ -176,7 +176,7 @@ uint64_t *shard_rehash_some_locked(struct shard *sh)
 	for (i = 0; i < REHASH_STEP && htable_rehashing(&sh->ht); i++) {
 		it = htable_rehash_entry(&sh->ht);
 		done = htable_rehash_advance(&sh->ht, it ?
-				item_key_hash(item_key(it), it->nkey) : 0);
+				item_key_hash(item_str_key(it), it->nkey) : 0);
 	}
 	if (done) {
 		hand_regrown(&sh->hand, htable_size(sh->ht.bits - 1));

@@ -400,7 +400,7 @@ static inline struct shard *shard_of_item(const struct store *s,
 {
 	if (item_is_int(it))
 		return shard_of_int(s, it->ikey);
-	return shard_of_hash(s, item_key_hash(item_key(it), it->nkey));
+	return shard_of_hash(s, item_key_hash(item_str_key(it), it->nkey));
 }
 
 /*
