@@ -51,14 +51,14 @@ UNIT_BINS     := $(UNIT_SRCS:tests/unit/%.c=build/asan/tests/%)
 
 BUILD_DEPS := libevent-dev libjemalloc-dev libsodium-dev libedit-dev libssl-dev libxxhash-dev pkg-config gcc make
 TEST_DEPS  := python3 python3-pytest python3-pymemcache python3-pylibmc php-cli php-memcached sasl2-bin ruby ruby-dalli libcache-memcached-fast-perl libmemcached-tools netcat-openbsd memcached nutcracker logrotate man-db systemd
-BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox
+BENCH_DEPS := memcached redis-server redis-tools gnuplot-nox valgrind netcat-openbsd
 FUZZ_DEPS  := clang libclang-rt-14-dev
 
 CONF ?= conf/anchorkv.conf
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 600
 
-.PHONY: all run cluster install uninstall test unit integration bench bench-core fuzz soak clean deps deps-test deps-bench deps-fuzz
+.PHONY: all run cluster install uninstall test unit integration bench bench-core bench-callgrind fuzz soak clean deps deps-test deps-bench deps-fuzz
 
 all: build/anchorkv build/anchorkv-cli
 
@@ -287,6 +287,11 @@ build/hitratio: tests/bench/hitratio.c
 bench: deps-bench
 	@$(MAKE) --no-print-directory build/anchorkv build/akbench build/hitratio
 	@bash tests/bench/bench.sh
+
+# user instructions a request in steady state, under callgrind (memtier)
+bench-callgrind: deps-bench
+	@$(MAKE) --no-print-directory build/anchorkv
+	@bash tests/bench/callgrind.sh
 
 soak: deps-test
 	@$(MAKE) --no-print-directory build/asan/anchorkv
