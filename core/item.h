@@ -152,12 +152,6 @@ static inline char *item_anchors_end(const struct item *it)
 	       intkey * ((ITEM_STR_DATA - ITEM_INT_DATA) / ITEM_INTKEY);
 }
 
-/**
- * item_exptime() - when the item expires, in store time (0: never)
- * @it: the item
- *
- * Context: any; a relaxed load (a touch moves it, under the shard lock).
- */
 /* item_anchors_end() for a caller that knows the key class: no load */
 static inline char *item_anchors_end_as(const struct item *it, bool intkey)
 {
@@ -173,6 +167,12 @@ static inline rel_time_t item_exptime_as(const struct item *it, bool intkey)
 			       __ATOMIC_RELAXED);
 }
 
+/**
+ * item_exptime() - when the item expires, in store time (0: never)
+ * @it: the item
+ *
+ * Context: any; a relaxed load (a touch moves it, under the shard lock).
+ */
 static inline rel_time_t item_exptime(const struct item *it)
 {
 	if (!it->has_exptime)

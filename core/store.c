@@ -623,18 +623,14 @@ bool store_give_slot(struct store *s, struct item *old)
 	return store_commit(s, &c) != STORE_NO_MEMORY;
 }
 
-static struct item *lookup_give_slot(struct store *s,
-				     const struct store_req *req,
-				     struct store_res *res, struct item *old,
-				     unsigned int tries);
-
 /*
- * store_lookup() after @tries copies that gave the item an expiry slot
- * (a touch of an item made without one; REPLACE_RETRIES: no more).
+ * store_lookup()'s one look. A touch that finds an item made without an
+ * expiry slot, while @copy allows, returns NULL with the item held in
+ * *@old for the caller to give it a slot and look again.
  */
 static inline __attribute__((always_inline))
 struct item *lookup(struct store *s, const struct store_req *req,
-		    struct store_res *res, unsigned int tries)
+		    struct store_res *res, bool copy, struct item **old)
 {
 	enum store_miss st = STORE_MISS_ABSENT;
 	uint64_t *old_slots;
@@ -650,12 +646,12 @@ struct item *lookup(struct store *s, const struct store_req *req,
 		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
 					    &st);
 		if (unlikely(it && (req->flags & STORE_REQ_TOUCH) &&
-			     req->exptime && !it->has_exptime &&
-			     tries < REPLACE_RETRIES)) {
+			     req->exptime && !it->has_exptime && copy)) {
 			item_get(it);
 			shard_unlock(sh);
 			items_release(&dead);
-			return lookup_give_slot(s, req, res, it, tries);
+			*old = it;
+			return NULL;
 		}
 		if (it) {
 			const char *value = item_value_as(it, k.isint);
@@ -686,23 +682,24 @@ struct item *lookup(struct store *s, const struct store_req *req,
 	return it;
 }
 
-/* Out of line, so that the lookups of every get keep their registers. */
-static __attribute__((noinline))
-struct item *lookup_give_slot(struct store *s, const struct store_req *req,
-			      struct store_res *res, struct item *old,
-			      unsigned int tries)
-{
-	bool copied = store_give_slot(s, old);
-
-	item_put(old);
-	/* no memory at all for the copy: the hit, untouched */
-	return lookup(s, req, res, copied ? tries + 1 : REPLACE_RETRIES);
-}
-
 struct item *store_lookup(struct store *s, const struct store_req *req,
 			  struct store_res *res)
 {
-	return lookup(s, req, res, 0);
+	unsigned int tries = 0;
+
+	for (;;) {
+		struct item *old = NULL;
+		struct item *it = lookup(s, req, res, tries < REPLACE_RETRIES,
+					 &old);
+		bool copied;
+
+		if (likely(!old))
+			return it;
+		copied = store_give_slot(s, old);
+		item_put(old);
+		/* no memory at all for the copy: the hit, untouched */
+		tries = copied ? tries + 1 : REPLACE_RETRIES;
+	}
 }
 
 int store_delete(struct store *s, const char *key, size_t nkey)
