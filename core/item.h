@@ -231,6 +231,13 @@ static inline const char *item_key(const struct item *it)
 	return item_anchors_end(it) + it->has_exptime * ITEM_EXPTIME_SIZE;
 }
 
+/* item_key() for a caller that knows the key class: no load of iflags */
+static inline const char *item_key_as(const struct item *it, bool intkey)
+{
+	return item_anchors_end_as(it, intkey) +
+	       it->has_exptime * ITEM_EXPTIME_SIZE;
+}
+
 /**
  * item_str_key() - item_key() of an item known to have a string key
  * @it: an item of a partition's tree or the hash table
@@ -240,8 +247,7 @@ static inline const char *item_key(const struct item *it)
  */
 static inline const char *item_str_key(const struct item *it)
 {
-	return (const char *)it + ITEM_STR_DATA +
-	       it->has_exptime * ITEM_EXPTIME_SIZE;
+	return item_key_as(it, false);
 }
 
 /**
@@ -265,8 +271,7 @@ static inline const char *item_value_const(const struct item *it)
  */
 static inline const char *item_value_as(const struct item *it, bool intkey)
 {
-	return item_anchors_end_as(it, intkey) +
-	       it->has_exptime * ITEM_EXPTIME_SIZE + it->nkey;
+	return item_key_as(it, intkey) + it->nkey;
 }
 
 /* item_flags() of @it, whose value is at @value */

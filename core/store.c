@@ -38,10 +38,10 @@ struct commit {
 	bool keep_cas;		/* take the old item's cas (md x) */
 	bool has_cas_in;	/* take @cas_in as the new item's cas (E) */
 	uint64_t cas_in;
-	bool keep_time;		/* and its last access (md I) */
-	bool in_place;		/* memcached changes the old item in place
-				 * (a touch, md I, an incr that does not
-				 * lengthen it): not counted in total_items */
+	bool keep_time;		/* and its last access: memcached changes
+				 * such an item in place (a touch, md I, an
+				 * incr that does not lengthen it), so it is
+				 * not counted in total_items */
 	bool keep_marks;	/* and its marks (fetched, stale, win) */
 	bool overdraw;		/* past the limit rather than fail (the
 				 * slot a touch adds: store_give_slot()) */
@@ -258,7 +258,7 @@ static enum store_result shard_store_locked(struct store *s, struct shard *sh,
 
 	l = (struct link){ .it = it, .old = old, .k = &c->k,
 			   .size = c->size, .old_size = old_size,
-			   .in_place = c->in_place && old };
+			   .in_place = c->keep_time && old };
 	if (shard_link_locked(s, sh, &l, dead)) {
 		mem_add(s, -(int64_t)charged);
 		return STORE_NO_MEMORY;
@@ -618,8 +618,7 @@ bool store_give_slot(struct store *s, struct item *old)
 	c = (struct commit){ .it = copy, .op = STORE_OP_CAS,
 			     .req_cas = old->cas, .keep_exptime = true,
 			     .keep_cas = true, .keep_time = true,
-			     .keep_marks = true, .overdraw = true,
-			     .in_place = true };
+			     .keep_marks = true, .overdraw = true };
 	return store_commit(s, &c) != STORE_NO_MEMORY;
 }
 
@@ -814,7 +813,6 @@ enum store_result store_meta_delete(struct store *s, const struct store_del *d)
 						     !d->remove_value,
 				     .keep_cas = !d->stale,
 				     .keep_time = !d->remove_value,
-				     .in_place = !d->remove_value,
 				     .has_cas_in = d->has_cas_in,
 				     .cas_in = d->cas_in };
 		item_put(old);
@@ -877,7 +875,6 @@ int store_incr_decr(struct store *s, struct store_arith *a)
 				     .req_cas = old->cas,
 				     .keep_exptime = !a->set_ttl,
 				     .keep_time = (uint32_t)len <= old->nbytes,
-				     .in_place = (uint32_t)len <= old->nbytes,
 				     .has_cas_in = a->has_cas_in,
 				     .cas_in = a->cas_in };
 		if (c.keep_time)
