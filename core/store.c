@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * store.c - the store's point operations: lookup, the locked store
- * (replace or insert, reserving memory first), append and prepend, incr
- * and decr, delete, and their meta forms.
+ * (replace or insert, reserving memory first; store_commit(), which
+ * store_update.c's md, incr and decr call through the private
+ * store_commit.h), append and prepend, touch, delete.
  *
  * The rest of the store lives beside it, on the private shard.h:
  * store_life.c (create, destroy, the stats over the shards), evict.c
@@ -11,51 +12,14 @@
  * walks: over the partitions for string keys, the shards for integer
  * keys) and store_check.c (the invariant checker).
  */
-#include "shard.h"
+#include "store_commit.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <stdio.h>
 
 #include "alloc.h"
-#include "number.h"
 
 #define EVICT_ROUNDS		8	/* cross-shard eviction rounds per store */
-#define REPLACE_RETRIES		1000	/* append/prepend/incr: the old item changed */
-
-/*
- * One store in the making: what store_commit() is asked to do, and what
- * shard_store_locked() needs and reports back to it.
- */
-struct commit {
-	struct item *it;	/* filled; the caller's reference is consumed */
-	enum store_op op;
-	uint64_t req_cas;	/* STORE_OP_CAS: the cas the old item must have */
-	bool keep_exptime;	/* take the old item's exptime (a touch may
-				 * have moved it since the new item was built) */
-	bool allow_stale;	/* STORE_OP_CAS: a cas below the old item's
-				 * stores, marked stale (ms I) */
-	bool keep_cas;		/* take the old item's cas (md x) */
-	bool has_cas_in;	/* take @cas_in as the new item's cas (E) */
-	uint64_t cas_in;
-	bool keep_time;		/* and its last access: memcached changes
-				 * such an item in place (a touch, md I, an
-				 * incr that does not lengthen it), so it is
-				 * not counted in total_items */
-	bool keep_marks;	/* and its marks (fetched, stale, win) */
-	bool overdraw;		/* past the limit rather than fail (the
-				 * slot a touch adds: store_give_slot()) */
-	rel_time_t old_exptime;	/* out: the old item's expiry */
-	rel_time_t slot_for;	/* out, with STORE_NOT_STORED: @it must take
-				 * this expiry and has no slot for it */
-	uint64_t cas;		/* out: the new item's cas, once stored */
-	/* store_commit()'s own, for shard_store_locked() */
-	struct keyref k;	/* @it's key */
-	size_t size;		/* item_alloc_size(@it) */
-	bool defer;		/* see mem_charge_locked() */
-	size_t short_by;	/* out: bytes other shards should free */
-	bool split;		/* out: the key's partition wants a split */
-};
 
 /* Most bytes of radix nodes inserting @index into @sh can add. */
 static size_t radix_insert_worst_locked(const struct store *s,
@@ -63,70 +27,6 @@ static size_t radix_insert_worst_locked(const struct store *s,
 {
 	ak_lock_assert_held(&sh->lock);
 	return radix_tree_insert_nodes_max(&sh->ints, index) * s->node_size;
-}
-
-/* ---- one shard's indexes (all _locked: the caller holds sh->lock) ---- */
-
-static inline __attribute__((always_inline))
-struct item *shard_find_locked(const struct shard *sh, const struct keyref *k)
-{
-	struct htable_probe p;
-	struct item *it;
-
-	ak_lock_assert_held(&sh->lock);
-	if (k->isint)
-		return radix_tree_lookup(&sh->ints, k->ikey);
-	if (likely(!htable_rehashing(&sh->ht))) {
-		/*
-		 * htable_first()'s loop, for the table that is not growing:
-		 * 17 instructions a set and 6 a get fewer than the probe
-		 * struct's (callgrind, set16 and p16)
-		 */
-		uint64_t mask = htable_size(sh->ht.bits) - 1, w;
-		uint64_t i = htable_home(k->hash, sh->ht.bits);
-		uint64_t tag = htable_tag(k->hash);
-
-		while ((w = sh->ht.slots[i]) != 0) {
-			if ((w & ~HTABLE_PTR_MASK) == tag) {
-				it = htable_ptr(w);
-				if (it->nkey == k->nkey &&
-				    !memcmp(item_str_key(it), k->key, k->nkey))
-					return it;
-			}
-			i = (i + 1) & mask;
-		}
-		return NULL;
-	}
-	for (it = htable_first(&sh->ht, k->hash, &p); it;
-	     it = htable_next(&sh->ht, &p)) {
-		if (it->nkey == k->nkey &&
-		    !memcmp(item_str_key(it), k->key, k->nkey))
-			return it;
-	}
-	return NULL;
-}
-
-/* The live item of key @k, reclaiming a dead one; sets *@why. */
-static inline __attribute__((always_inline))
-struct item *shard_find_live_locked(struct store *s, struct shard *sh,
-				    const struct keyref *k, rel_time_t now,
-				    struct dead_list *dead,
-				    enum store_miss *why)
-{
-	struct item *it = shard_find_locked(sh, k);
-	enum store_miss st = STORE_MISS_ABSENT;
-
-	ak_lock_assert_held(&sh->lock);
-	if (it) {
-		st = item_state_as(s, it, now, k->isint);
-		if (st != STORE_HIT) {
-			shard_reclaim_locked(s, sh, it, dead);
-			it = NULL;
-		}
-	}
-	if (why)
-		*why = st;
-	return it;
 }
 
 /*
@@ -305,7 +205,7 @@ static void store_note_mc_class(struct store *s, struct item *it)
  * when this one has nothing left to evict or is below its share (and then,
  * if the others had nothing, evict here after all).
  */
-static enum store_result store_commit(struct store *s, struct commit *c)
+enum store_result store_commit(struct store *s, struct commit *c)
 {
 	char split_key[KEY_MAX_LENGTH];
 	enum store_result ret;
@@ -418,7 +318,7 @@ int store_item_alloc(struct store *s, const char *key, size_t nkey,
  * Hold the live item of key @k with a reference. Return: it, or NULL.
  * Context: takes and releases the key's shard lock.
  */
-static struct item *store_hold(struct store *s, const struct keyref *k)
+struct item *store_hold(struct store *s, const struct keyref *k)
 {
 	struct shard *sh = shard_of(s, k);
 	DEAD_LIST(dead);
@@ -722,178 +622,4 @@ int store_delete(struct store *s, const char *key, size_t nkey)
 	items_release(&dead);
 	ak_free(old_slots);
 	return it ? 0 : -ENOENT;
-}
-
-/*
- * Read the value of @it as memcached's safe_strtoull() reads it: leading
- * white space, an optional sign, decimal digits, then white space, a NUL or
- * the end of the value. No digits or an overflow is not a number; a minus
- * sign is refused only when the negated result would be negative as a
- * signed 64-bit number, as there.
- */
-static bool item_value_u64(const struct item *it, uint64_t *out)
-{
-	const char *end = item_value_const(it) + it->nbytes;
-	const char *p;
-	bool minus;
-	uint64_t v;
-
-	p = number_scan(item_value_const(it), end, UINT64_MAX, &minus, &v);
-	if (!p || (p < end && *p != '\0' && !number_isspace(*p)))
-		return false;
-	if (minus) {
-		v = (uint64_t)0 - v;
-		if ((int64_t)v < 0)
-			return false;
-	}
-	*out = v;
-	return true;
-}
-
-enum store_result store_meta_delete(struct store *s, const struct store_del *d)
-{
-	unsigned int tries;
-	struct keyref k;
-
-	if (!keyref_valid(d->nkey))
-		return STORE_NOT_FOUND;
-	keyref_init(&k, d->key, d->nkey);
-	if (!d->stale && !d->remove_value) {
-		struct shard *sh = shard_of(s, &k);
-		enum store_result ret = STORE_STORED;
-		struct item *it;
-		DEAD_LIST(dead);
-
-		shard_lock(sh);
-		it = shard_find_live_locked(s, sh, &k, store_now(s), &dead,
-					    NULL);
-		if (!it)
-			ret = STORE_NOT_FOUND;
-		else if (d->has_cas && it->cas != d->cas)
-			ret = STORE_EXISTS;
-		else
-			shard_unlink_locked(s, sh, it, &dead);
-		shard_unlock(sh);
-		items_release(&dead);
-		return ret;
-	}
-	for (tries = 0; tries < REPLACE_RETRIES; tries++) {
-		struct item *old = store_hold(s, &k), *it;
-		enum store_result ret;
-		uint32_t nbytes;
-		struct commit c;
-
-		if (!old)
-			return STORE_NOT_FOUND;
-		if (d->has_cas && old->cas != d->cas) {
-			item_put(old);
-			return STORE_EXISTS;
-		}
-		/* the new version: the value emptied (x) or copied (I) */
-		nbytes = d->remove_value ? 0 : old->nbytes;
-		/* x's item has T's expiry or none, as memcached makes it */
-		it = item_alloc(k.key, k.nkey,
-				d->remove_value ? d->flags : item_flags(old),
-				d->set_ttl ? d->ttl : d->remove_value ? 0 :
-				item_exptime(old), nbytes);
-		if (!it) {
-			item_put(old);
-			return STORE_NO_MEMORY;
-		}
-		memcpy(item_value(it), item_value(old), nbytes);
-		if (d->stale)
-			it->iflags |= ITEM_STALE;
-		/* the flags of a held item change under its shard lock */
-		it->iflags |= READ_ONCE(old->iflags) &
-			      (ITEM_KEY_BINARY |
-			       (d->remove_value ? 0 : ITEM_FETCHED));
-		c = (struct commit){ .it = it, .op = STORE_OP_CAS,
-				     .req_cas = old->cas,
-				     .keep_exptime = !d->set_ttl &&
-						     !d->remove_value,
-				     .keep_cas = !d->stale,
-				     .keep_time = !d->remove_value,
-				     .has_cas_in = d->has_cas_in,
-				     .cas_in = d->cas_in };
-		item_put(old);
-		ret = store_commit(s, &c);
-		if (ret == STORE_STORED || ret == STORE_NO_MEMORY)
-			return ret;
-		if (ret == STORE_NOT_FOUND)
-			return STORE_NOT_FOUND;
-		/* else the old item changed: again */
-	}
-	return STORE_NO_MEMORY;
-}
-
-int store_incr_decr(struct store *s, struct store_arith *a)
-{
-	unsigned int tries;
-	struct keyref k;
-
-	if (!keyref_valid(a->nkey))
-		return -ENOENT;
-	keyref_init(&k, a->key, a->nkey);
-	for (tries = 0; tries < REPLACE_RETRIES; tries++) {
-		struct item *old = store_hold(s, &k), *it;
-		enum store_result res;
-		struct commit c;
-		char text[24];
-		uint64_t v;
-		int len, ret;
-
-		if (!old)
-			return -ENOENT;
-		/* memcached's order: an empty value, the cas, the number */
-		if (!old->nbytes || (a->has_cas && old->cas != a->cmp_cas)) {
-			ret = old->nbytes ? -EEXIST : -EINVAL;
-			item_put(old);
-			return ret;
-		}
-		if (!item_value_u64(old, &v)) {
-			item_put(old);
-			return -EINVAL;
-		}
-		if (a->incr)
-			v += a->delta;		/* wraps at 2^64 */
-		else
-			v = a->delta > v ? 0 : v - a->delta;
-		len = snprintf(text, sizeof(text), "%llu",
-			       (unsigned long long)v);
-		it = item_alloc(k.key, k.nkey, item_flags(old),
-				a->set_ttl ? a->ttl : item_exptime(old),
-				(uint32_t)len);
-		if (!it) {
-			item_put(old);
-			return -ENOMEM;
-		}
-		memcpy(item_value(it), text, (size_t)len);
-		/* memcached rewrites a number that does not grow in place:
-		 * the item's marks (fetched, stale, win, binary key) and its
-		 * last access stay (a grown one is a new item) */
-		c = (struct commit){ .it = it, .op = STORE_OP_CAS,
-				     .req_cas = old->cas,
-				     .keep_exptime = !a->set_ttl,
-				     .keep_time = (uint32_t)len <= old->nbytes,
-				     .has_cas_in = a->has_cas_in,
-				     .cas_in = a->cas_in };
-		if (c.keep_time)
-			it->iflags |= READ_ONCE(old->iflags) &
-				      (ITEM_FETCHED | ITEM_STALE | ITEM_WIN |
-				       ITEM_KEY_BINARY);
-		item_put(old);
-		res = store_commit(s, &c);
-		if (res == STORE_STORED) {
-			a->value = v;
-			a->cas = c.cas;
-			a->exptime = c.old_exptime;
-			return 0;
-		}
-		if (res == STORE_NOT_FOUND)
-			return -ENOENT;
-		if (res != STORE_EXISTS)
-			return -ENOMEM;
-		/* else the old item changed: again */
-	}
-	return -ENOMEM;
 }
