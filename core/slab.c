@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "alloc.h"
 #include "compiler.h"
@@ -41,10 +42,18 @@
 #define PAGE_SMALL_MAX		65536	/* the classes up to SLAB_TILED */
 #define PAGE_TILED_MIN		65536
 #define PAGE_MAX		(1u << 20)
-#define GRANULES		((SLAB_MAX >> SLAB_GRANULE_SHIFT) + 1)
+#define GRANULES		((SLAB_TABLE_MAX >> SLAB_GRANULE_SHIFT) + 1)
 #define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
 #define TCACHE_MAX		16
+#define PURGE_PAGE		4096	/* the unit madvise() drops */
+#define BLOCK_SEEN		1	/* in a free block's link: free at
+					 * the last slab_purge_idle() */
+#define BLOCK_PURGED		2	/* and its memory went back to the
+					 * kernel at one */
+#define BLOCK_MARKS		3
+#define PURGE_BATCH		32	/* blocks purged a class a call, under
+					 * its lock: the rest at the next */
 
 /*
  * The head of a page: the blocks follow, from PAGE_HEAD on. @next counts
@@ -65,13 +74,14 @@ struct slab_class {
 	uint32_t psize;		/* the page's bytes, a power of two */
 	uint32_t per_page;
 	uint32_t charge;	/* slab_charge() of a block */
-	uint32_t tc_max;	/* free blocks a thread keeps */
+	uint32_t tc_max;	/* free blocks a thread keeps; 0: none */
 	/* below: under lock */
 	struct list_head partial;
 	unsigned int empty;	/* wholly free pages on partial (at most 1
 				 * after a free) */
 	uint64_t pages;
 	uint64_t out;		/* blocks off their pages */
+	uint64_t purged;	/* free blocks whose memory the kernel has */
 } __attribute__((aligned(64)));
 
 struct tcache {
@@ -82,6 +92,7 @@ struct tcache {
 
 static struct slab_class classes[SLAB_CLASSES_MAX];
 static unsigned int nclasses;
+static unsigned int large_first;	/* the first class above the tables */
 uint16_t slab_granule_class[GRANULES];
 uint32_t slab_granule_charge[GRANULES];
 static __thread struct tcache tcache;
@@ -90,7 +101,8 @@ static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 
 /*
  * jemalloc 5's size class of @size up to SLAB_MAX: 16 bytes apart up to
- * 128, then four classes per doubling. Computed, not asked, so that every
+ * 128, then four classes per doubling (its large classes too, page
+ * multiples from 16 KiB on). Computed, not asked, so that every
  * build charges the same; test_slab checks it against nallocx().
  */
 static size_t jemalloc_class(size_t size)
@@ -131,6 +143,8 @@ static void class_add(size_t size, uint32_t psize)
 		c->tc_max = TCACHE_MAX;
 	if (c->tc_max < 2)
 		c->tc_max = 2;
+	if (size > SLAB_TABLE_MAX)
+		c->tc_max = 0;
 }
 
 /*
@@ -187,6 +201,9 @@ __attribute__((constructor)) static void slab_tables_init(void)
 
 	classes_small();
 	classes_tiled();
+	for (large_first = 0; large_first < nclasses; large_first++)
+		if (classes[large_first].size > SLAB_TABLE_MAX)
+			break;
 	for (g = 0, i = 0; g < GRANULES; g++) {
 		size_t jc;
 
@@ -204,6 +221,38 @@ __attribute__((constructor)) static void slab_tables_init(void)
 	}
 }
 
+/* The class of a block of @size above SLAB_TABLE_MAX: a binary search. */
+static unsigned int class_large(size_t size)
+{
+	unsigned int lo = large_first, hi = nclasses;
+
+	if (size > SLAB_MAX)
+		return 0;
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (classes[mid].size < size)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return classes[lo].charge < jemalloc_class(size) ? lo + 1 : 0;
+}
+
+unsigned int slab_class_large(size_t size)
+{
+	return class_large(size);
+}
+
+size_t slab_charge_large(size_t size)
+{
+	unsigned int ci = class_large(size);
+
+	if (ci)
+		return classes[ci - 1].charge;
+	return size > SLAB_MAX ? ak_good_size(size) : jemalloc_class(size);
+}
+
 /* ---- the pages of a class, under its lock ---- */
 
 static inline struct slab_page *block_page(const struct slab_class *c,
@@ -218,6 +267,21 @@ static inline void *page_block(const struct slab_class *c,
 	return (char *)pg + PAGE_HEAD + (size_t)idx * c->size;
 }
 
+/*
+ * Give the kernel back the memory pages inside @len bytes at @p, free
+ * bytes of a class above 16 KiB: its blocks are few on their page, and a
+ * page with one block in use would otherwise hold the others' memory,
+ * outside the limit. A page dropped reads as zeros when used again.
+ */
+static void purge(void *p, size_t len)
+{
+	uintptr_t lo = ((uintptr_t)p + PURGE_PAGE - 1) & ~(uintptr_t)(PURGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(uintptr_t)(PURGE_PAGE - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /* A wholly free page, not yet on the class's list; NULL if out of memory. */
 static struct slab_page *page_new(const struct slab_class *c)
 {
@@ -229,8 +293,18 @@ static struct slab_page *page_new(const struct slab_class *c)
 	pg->nfree = c->per_page;
 	pg->next = 0;
 	INIT_LIST_HEAD(&pg->node);
+	if (!c->tc_max)	/* memory jemalloc had: its blocks may wait */
+		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 	block_poison(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 	return pg;
+}
+
+/* Put @pg, new and wholly free, on its class's list. */
+static void page_add_locked(struct slab_class *c, struct slab_page *pg)
+{
+	list_add_tail(&pg->node, &c->partial);
+	c->empty++;
+	c->pages++;
 }
 
 /* Take one free block off @pg, which has one. */
@@ -243,7 +317,7 @@ static void *page_take_locked(struct slab_class *c, struct slab_page *pg)
 	if (pg->free) {
 		p = pg->free;
 		block_unpoison(p, sizeof(void *));
-		pg->free = *(void **)p;
+		pg->free = (void *)(*(uintptr_t *)p & ~(uintptr_t)BLOCK_MARKS);
 	} else {
 		p = page_block(c, pg, pg->next++);
 	}
@@ -283,6 +357,132 @@ static struct slab_page *page_give_locked(struct slab_class *c, void *p)
 	c->empty++;
 	list_move_tail(&pg->node, &c->partial);
 	return NULL;
+}
+
+/* ---- the classes above 16 KiB ---- */
+
+/*
+ * The classes above 16 KiB take no thread cache: a block comes from its
+ * page and goes back to it. A page holds 31 or fewer of their blocks, and
+ * with values of many sizes at a small limit most of their pages are
+ * partly free, outside the limit; so a free block that stays free from
+ * one slab_purge_idle() to the next gives its memory to the kernel. One
+ * that is used again within the second, as where one size churns, costs
+ * no system call and no page fault; nor does the wholly free page kept
+ * (FIFO eviction empties pages in the order they were filled, so the
+ * next page is usually the one just emptied). A second wholly free page
+ * goes back to jemalloc, its memory to the kernel first, and a new page
+ * from jemalloc gives the kernel what it may hold.
+ */
+static void *large_alloc(struct slab_class *c)
+{
+	struct slab_page *pg, *fresh = NULL;
+	void *p;
+
+	for (;;) {
+		ak_lock_acquire(&c->lock);
+		if (fresh)
+			page_add_locked(c, fresh);
+		if (!list_empty(&c->partial))
+			break;
+		ak_lock_release(&c->lock);
+		fresh = page_new(c);
+		if (!fresh)
+			return NULL;
+	}
+	pg = list_first_entry(&c->partial, struct slab_page, node);
+	if (pg->free) {
+		block_unpoison(pg->free, sizeof(void *));
+		if (*(uintptr_t *)pg->free & BLOCK_PURGED)
+			c->purged--;
+	}
+	p = page_take_locked(c, pg);
+	c->out++;
+	ak_lock_release(&c->lock);
+	block_unpoison(p, c->size);
+	return p;
+}
+
+/* Drop @pg's purged blocks from the count, the page leaving, under the
+ * lock. */
+static void page_leave_locked(struct slab_class *c,
+			      const struct slab_page *pg)
+{
+	uintptr_t w;
+	void *b;
+
+	for (b = pg->free; b; b = (void *)(w & ~(uintptr_t)BLOCK_MARKS)) {
+		block_unpoison(b, sizeof(void *));
+		w = *(uintptr_t *)b;
+		if (w & BLOCK_PURGED)
+			c->purged--;
+	}
+}
+
+static void large_free(struct slab_class *c, void *p)
+{
+	struct slab_page *pg;
+
+	ak_lock_acquire(&c->lock);
+	pg = page_give_locked(c, p);
+	if (pg)
+		page_leave_locked(c, pg);
+	c->out--;
+	ak_lock_release(&c->lock);
+	if (pg) {	/* jemalloc would keep it dirty until its decay */
+		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
+		ak_page_free(pg, c->psize);
+	}
+}
+
+/* Mark @pg's free blocks seen, and purge those seen before, up to @max,
+ * under the lock. Return: the blocks purged. */
+static unsigned int page_purge_idle_locked(struct slab_class *c,
+					   struct slab_page *pg,
+					   unsigned int max)
+{
+	unsigned int n = 0;
+	uintptr_t w;
+	void *b;
+
+	for (b = pg->free; b && n < max;
+	     b = (void *)(w & ~(uintptr_t)BLOCK_MARKS)) {
+		block_unpoison(b, sizeof(void *));
+		w = *(uintptr_t *)b;
+		if (w & BLOCK_PURGED)
+			continue;
+		if (w & BLOCK_SEEN) {
+			purge((char *)b + sizeof(void *),
+			      c->size - sizeof(void *));
+			*(uintptr_t *)b = w | BLOCK_PURGED;
+			n++;
+		} else {
+			*(uintptr_t *)b = w | BLOCK_SEEN;
+		}
+		block_poison(b, sizeof(void *));
+	}
+	return n;
+}
+
+void slab_purge_idle(void)
+{
+	struct slab_page *pg;
+	unsigned int i;
+
+	for (i = large_first; i < nclasses; i++) {
+		struct slab_class *c = &classes[i];
+
+		unsigned int n = 0;
+
+		ak_lock_acquire(&c->lock);
+		list_for_each_entry(pg, &c->partial, node) {
+			n += page_purge_idle_locked(c, pg, PURGE_BATCH - n);
+			if (n == PURGE_BATCH)
+				break;
+		}
+		c->purged += n;
+		ak_lock_release(&c->lock);
+	}
 }
 
 /* ---- the thread caches ---- */
@@ -335,7 +535,8 @@ static void tcache_drain(struct tcache *tc, unsigned int i, unsigned int n)
 
 /*
  * Fill @tc's class @i with up to half its bound of free blocks, from the
- * class's pages or a new one, and hand out one. Return: the block, or
+ * class's pages or a new one, and hand out one (a class above 16 KiB:
+ * straight from its page). Return: the block, or
  * NULL if no page could be had.
  */
 static __attribute__((noinline)) void *tcache_fill(struct tcache *tc,
@@ -346,15 +547,14 @@ static __attribute__((noinline)) void *tcache_fill(struct tcache *tc,
 	unsigned int want = c->tc_max / 2, got;
 	void *p;
 
+	if (!c->tc_max)
+		return large_alloc(c);
 	if (unlikely(!tc->registered))
 		tcache_register(tc);
 	for (;;) {
 		ak_lock_acquire(&c->lock);
-		if (fresh) {
-			list_add_tail(&fresh->node, &c->partial);
-			c->empty++;
-			c->pages++;
-		}
+		if (fresh)
+			page_add_locked(c, fresh);
 		for (got = 0; got < want && !list_empty(&c->partial); got++)
 			tc->blk[i][tc->n[i]++] = page_take_locked(c,
 				list_first_entry(&c->partial, struct slab_page,
@@ -407,8 +607,13 @@ void slab_free_class(void *p, unsigned int ci)
 	const struct slab_class *c = &classes[ci];
 
 	block_poison(p, c->size);
-	if (unlikely(tc->n[ci] >= c->tc_max))
+	if (unlikely(tc->n[ci] >= c->tc_max)) {
+		if (!c->tc_max) {	/* a class above 16 KiB: to its page */
+			large_free(&classes[ci], p);
+			return;
+		}
 		tcache_drain(tc, ci, c->tc_max / 2);
+	}
 	tc->blk[ci][tc->n[ci]++] = p;
 	if (unlikely(!tc->registered))
 		tcache_register(tc);
@@ -427,6 +632,7 @@ void slab_get_stats(struct slab_stats *st)
 		st->page_bytes += c->pages * c->psize;
 		st->blocks += c->out;
 		st->block_bytes += c->out * c->charge;
+		st->purged_bytes += c->purged * c->size;
 		ak_lock_release(&c->lock);
 	}
 }

@@ -7,26 +7,35 @@
  * header, a 14-byte key, 100 bytes of value) takes 192 bytes, 18 % more
  * than it needs. The slabs add classes between jemalloc's: 8 bytes apart
  * from 72 to 512 bytes (each in the page of 16 to 64 KiB that costs it
- * least), and above 512 up to 16 KiB classes that tile their page: each
- * doubling (lo, 2 lo] gets one page size, the power of two that holds 32
- * to 64 of its blocks (at least 64 KiB, at most 1 MiB), and a class for
- * every count n of blocks that page can hold, (page - header) / n rounded
- * down to 8. So a block wastes at most 1/32 of its size to its class and
+ * least), and above 512 classes that tile their page: each doubling (lo,
+ * 2 lo] gets one page size, the power of two that holds 32 to 64 of its
+ * blocks (at least 64 KiB, at most 1 MiB), and a class for every count n
+ * of blocks that page can hold, (page - header) / n rounded down to 8. So
+ * up to 16 KiB a block wastes at most 1/32 of its size to its class and
  * nothing to its page's tail (memcached's 1 MB pages have almost none
  * either: a class's page share there is what keeps a size that memcached
- * fits exactly from costing us more). A block size is served from a slab
- * class only where that costs less than jemalloc's class, counting the
- * class's share of its page, and from jemalloc otherwise. The classes and
- * what each block costs are the same in every build (they do not ask the
+ * fits exactly from costing us more). Above 16 KiB the page is 1 MiB,
+ * memcached's, and holds fewer than 32 blocks (16 to 31 of 32 to 64 KiB,
+ * one of the largest class, 1 MiB less the header), and a block's class
+ * is the one of the most blocks a 1 MiB page can hold at its size, where
+ * memcached's classes, 1.25 apart, hold at most as many and jemalloc's,
+ * four a doubling, waste up to a fifth. A block size is served from a
+ * slab class only where that costs less than jemalloc's class, counting
+ * the class's share of its page, and from jemalloc otherwise. The classes
+ * and what each block costs are the same in every build (they do not ask the
  * allocator), so a store holds the same items at the same limit with
  * jemalloc and in the sanitizer build.
  *
  * A page holds blocks of one class; its header (the first 32 bytes) keeps
  * the page's free blocks and how many. Each thread keeps a few free blocks
- * of each class (at most 8 KiB of a class) so that an allocation or a free
- * takes no lock mostly; the class lock guards the pages. A page whose
- * blocks are all free goes back to jemalloc, but one per class, kept for
- * the next allocation.
+ * of each class up to 16 KiB (at most 8 KiB of a class) so that an
+ * allocation or a free takes no lock mostly; the class lock guards the
+ * pages. A page whose blocks are all free goes back to jemalloc, but one
+ * per class, kept for the next allocation. The classes above 16 KiB
+ * take the class lock at every block (a block of theirs is a large copy
+ * anyway), and the memory of their free blocks that stay unused goes back
+ * to the kernel (slab_purge_idle()): their pages hold few blocks, and a
+ * page in use for one block would otherwise hold the free ones' memory.
  *
  * Synchronization: thread safe. A thread that ends returns its free
  * blocks (a thread-specific destructor); slab_thread_flush() does it early.
@@ -40,15 +49,21 @@
 
 #include "alloc.h"
 
-#define SLAB_MAX	16384	/* the largest block a slab class serves */
-#define SLAB_CLASSES_MAX 256	/* at most this many classes (224 now) */
+#define SLAB_TABLE_MAX	16384	/* sizes the tables below cover */
+#define SLAB_MAX	((1u << 20) - 32)	/* the largest block a slab class
+						 * serves: a 1 MiB page's */
+#define SLAB_CLASSES_MAX 320	/* at most this many classes (287 now) */
 
 #define SLAB_GRANULE_SHIFT	3
 
-/* Per 8-byte granule of size up to SLAB_MAX, built before main(): the
- * class serving it plus one (0: jemalloc), and what a block of it costs. */
+/* Per 8-byte granule of size up to SLAB_TABLE_MAX, built before main():
+ * the class serving it plus one (0: jemalloc), and what a block costs. */
 extern uint16_t slab_granule_class[];
 extern uint32_t slab_granule_charge[];
+
+/* The same for a size above SLAB_TABLE_MAX, found by a search. */
+unsigned int slab_class_large(size_t size);
+size_t slab_charge_large(size_t size);
 
 static inline size_t slab_granule(size_t size)
 {
@@ -58,7 +73,9 @@ static inline size_t slab_granule(size_t size)
 /* The slab class serving a block of @size plus one; 0: jemalloc does. */
 static inline unsigned int slab_class_of(size_t size)
 {
-	return size > SLAB_MAX ? 0 : slab_granule_class[slab_granule(size)];
+	if (__builtin_expect(size > SLAB_TABLE_MAX, 0))
+		return slab_class_large(size);
+	return slab_granule_class[slab_granule(size)];
 }
 
 /**
@@ -75,8 +92,8 @@ static inline unsigned int slab_class_of(size_t size)
  */
 static inline size_t slab_charge(size_t size)
 {
-	if (__builtin_expect(size > SLAB_MAX, 0))
-		return ak_good_size(size);
+	if (__builtin_expect(size > SLAB_TABLE_MAX, 0))
+		return slab_charge_large(size);
 	return slab_granule_charge[slab_granule(size)];
 }
 
@@ -130,18 +147,37 @@ static inline void slab_free(void *p, size_t size)
 void slab_thread_flush(void);
 
 /**
+ * slab_purge_idle() - give the kernel the memory of idle free blocks
+ *
+ * Of the classes above 16 KiB: a free block already free at the last call
+ * gives its memory back (madvise(); a page of it reads as zeros when used
+ * again), one freed since is marked for the next call. Called once a
+ * second, so a block freed and used again within the second keeps its
+ * memory; blocks of one class share few pages, and with values of many
+ * sizes the free ones would otherwise hold much memory outside the limit.
+ *
+ * Context: any; takes each class lock above 16 KiB in turn and calls
+ * madvise() under it, for at most 32 blocks a class (the others wait for
+ * the next call).
+ */
+void slab_purge_idle(void);
+
+/**
  * struct slab_stats - what slab_get_stats() reports
  * @pages:      pages the classes hold
  * @page_bytes: their bytes
  * @blocks:     blocks off their pages: handed out, or free in a thread's
  *              cache (at most 8 KiB of a class a thread)
  * @block_bytes: slab_charge() of those blocks
+ * @purged_bytes: free blocks' bytes given back to the kernel
+ *              (slab_purge_idle()), in @page_bytes but not in memory
  */
 struct slab_stats {
 	uint64_t pages;
 	uint64_t page_bytes;
 	uint64_t blocks;
 	uint64_t block_bytes;
+	uint64_t purged_bytes;
 };
 
 /**

@@ -46,6 +46,7 @@
 #include "saver.h"
 #include "server.h"
 #include "settings.h"
+#include "slab.h"
 #include "snapshot.h"
 #include "tls.h"
 #include "stats.h"
@@ -176,6 +177,8 @@ static void on_clock(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	store_set_time(srv->store, time(NULL));
+	/* free item blocks above 16 KiB idle for a second leave memory */
+	slab_purge_idle();
 	/* partitions that deletes left small join their neighbours */
 	store_tidy_partitions(srv->store, TIDY_MERGES);
 	/* reclaim in slices while there is something to reclaim */

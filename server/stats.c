@@ -177,6 +177,7 @@ static void stats_slabs_own(struct reply *out)
 	stat_u64(out, "slab_pages", ss.pages);
 	stat_u64(out, "slab_page_bytes", ss.page_bytes);
 	stat_u64(out, "slab_blocks", ss.blocks);
+	stat_u64(out, "slab_purged_bytes", ss.purged_bytes);
 }
 
 /* anchorkv's own counters, after memcached's in "stats". */

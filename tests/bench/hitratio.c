@@ -71,7 +71,7 @@
 #define VALUE_DEFAULT	100
 #define VALUE_MIN	50
 #define VALUE_MAX	2000
-#define FILL_MAX	65536		/* the largest value `fill` sends */
+#define FILL_MAX	(1 << 20)	/* the largest value `fill` sends */
 #define TTL_SHARE	4		/* one key in TTL_SHARE has a TTL */
 #define SHIFT_EVERY	250000		/* requests between two drifts */
 #define SHIFT_RANKS	5000		/* ranks a drift moves */

@@ -17,6 +17,21 @@
 #include "check.h"
 #include "slab.h"
 
+/* A block's share of a 1 MiB page (its 32-byte head off) holding as
+ * many blocks of @size, rounded up to 8, as fit. */
+static size_t page_share(size_t size)
+{
+	size_t per = ((1u << 20) - 32) / ((size + 7) & ~(size_t)7);
+
+	return ((1u << 20) + per - 1) / per;
+}
+
+/* The blocks of @size a 1 MiB page holds (its 32-byte head off). */
+static size_t per_page(size_t size)
+{
+	return ((1u << 20) - 32) / ((size + 7) & ~(size_t)7);
+}
+
 static void test_charge_is_never_above_jemalloc(void)
 {
 	bool jemalloc = !strcmp(ak_alloc_name(), "jemalloc");
@@ -26,16 +41,23 @@ static void test_charge_is_never_above_jemalloc(void)
 	for (size = 1; size <= SLAB_MAX + 5000; size++) {
 		size_t ch = slab_charge(size);
 
-		if (ch < size || ch < prev)
+		/* above SLAB_MAX the allocator's own class: the C
+		 * library's may be below the largest slab class's */
+		if (ch < size || (ch < prev && size <= SLAB_MAX))
 			below++;
 		prev = ch;
 		if (jemalloc && ch > ak_good_size(size))
 			bad++;
 		/* the classes above 512 are at most 1/32 of a block apart
 		 * and tile their pages to within 8 bytes a block, the
-		 * page's 32-byte head shared by at least 32 blocks */
-		if (size > 512 && size <= SLAB_MAX - 8 &&
+		 * page's 32-byte head shared by at least 32 blocks; above
+		 * 16 KiB a block costs its share of a 1 MiB page holding
+		 * as many as fit */
+		if (size > 512 && size <= SLAB_TABLE_MAX - 8 &&
 		    ch > size + size / 32 + 8 + 1 && !coarse++)
+			first_coarse = size;
+		if (size > SLAB_TABLE_MAX && size <= SLAB_MAX &&
+		    ch > page_share(size) && !coarse++)
 			first_coarse = size;
 		if (jemalloc && ch < ak_good_size(size))
 			finer++;
@@ -43,10 +65,11 @@ static void test_charge_is_never_above_jemalloc(void)
 	CHECK_MSG(!below, "%lu sizes charged below their size or a smaller "
 		  "size", below);
 	CHECK_MSG(!bad, "%lu sizes charged above jemalloc's class", bad);
-	CHECK_MSG(!coarse, "%lu sizes above 512 charged over 1/32 more "
-		  "(first %zu)", coarse, first_coarse);
+	CHECK_MSG(!coarse, "%lu sizes above 512 charged over 1/32 more, or "
+		  "over their share of a 1 MiB page (first %zu)", coarse,
+		  first_coarse);
 	if (jemalloc)
-		CHECK_MSG(finer > SLAB_MAX / 4, "only %lu sizes cheaper than "
+		CHECK_MSG(finer > SLAB_MAX / 8, "only %lu sizes cheaper than "
 			  "jemalloc", finer);
 	/* the string item of a 10-byte key and 100 bytes of value, 172
 	 * bytes (176 with client flags) */
@@ -78,6 +101,15 @@ static void test_charge_is_never_above_jemalloc(void)
 	CHECK(slab_charge(96) == 96);
 	CHECK(slab_charge(64) == 64);
 	CHECK(slab_charge(SLAB_MAX + 1) == ak_good_size(SLAB_MAX + 1));
+	/* values of 16 KiB, 32 KiB and 100,000 bytes (10-byte keys):
+	 * memcached's classes of 17,352, 33,904 and 103,496 hold 60, 30
+	 * and 10 in its 1 MB page, jemalloc's of 20 KiB, 40 KiB and 112
+	 * KiB 51, 25 and 9 a MiB; here 63, 31 and 10 */
+	CHECK(slab_charge(16384 + 58) == page_share(16384 + 58));
+	CHECK(slab_charge(16384 + 58) <= (1u << 20) / 63 + 1);
+	CHECK(slab_charge(32768 + 58) <= (1u << 20) / 31 + 1);
+	CHECK(slab_charge(100000 + 58) <= (1u << 20) / 10 + 1);
+	CHECK(slab_charge(SLAB_MAX) == 1u << 20);
 }
 
 #define BLOCKS	20000
@@ -91,7 +123,7 @@ static struct blk blks[BLOCKS];
 
 static size_t size_of(unsigned int i)
 {
-	return 65 + (i * 2654435761u) % (SLAB_MAX + 600);
+	return 65 + (i * 2654435761u) % (SLAB_TABLE_MAX + 600);
 }
 
 static void test_blocks_hold_their_bytes(void)
@@ -170,6 +202,138 @@ static void test_free_pages_go_back(void)
 	slab_get_stats(&after);
 	CHECK(after.pages <= before.pages + 1);
 	CHECK(after.blocks == 0);
+}
+
+/* Blocks of the classes above 16 KiB: no thread cache, a page kept. */
+#define LARGE	96
+
+static void test_large_blocks_go_back_to_their_pages(void)
+{
+	struct slab_stats before, full, after;
+	unsigned long bad = 0, served = 0;
+	unsigned int i;
+	size_t k;
+
+	slab_thread_flush();
+	slab_get_stats(&before);
+	for (i = 0; i < LARGE; i++) {
+		blks[i].size = SLAB_TABLE_MAX + 1 +
+			       (i * 2654435761u) % (131072 - SLAB_TABLE_MAX);
+		if (i < 4)
+			blks[i].size = SLAB_MAX - i * 120000;
+		served += slab_class_of(blks[i].size) != 0;
+		blks[i].p = slab_alloc(blks[i].size);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+		memset(blks[i].p, (int)(i & 0xff), blks[i].size);
+	}
+	slab_get_stats(&full);
+	/* jemalloc's classes, four a doubling, are the cheaper for about
+	 * half the sizes above 64 KiB, where a 1 MiB page holds 15 blocks
+	 * or fewer, and for all of them above 512 KiB */
+	CHECK_MSG(served > LARGE / 2, "%lu of %d served", served, LARGE);
+	CHECK(full.blocks - before.blocks == served);
+	CHECK(full.page_bytes - before.page_bytes >= full.block_bytes -
+	      before.block_bytes);
+	for (i = 0; i < LARGE; i++)
+		for (k = 0; k < blks[i].size; k += 97)
+			if (blks[i].p[k] != (unsigned char)(i & 0xff)) {
+				bad++;
+				break;
+			}
+	CHECK_MSG(!bad, "%lu large blocks overwritten", bad);
+	for (i = 0; i < LARGE; i++)
+		slab_free(blks[i].p, blks[i].size);
+	slab_get_stats(&after);	/* no flush: nothing waits in a cache */
+	CHECK_MSG(after.blocks == before.blocks, "%llu large blocks out",
+		  (unsigned long long)(after.blocks - before.blocks));
+	/* a wholly free page kept a class, at most */
+	CHECK_MSG(after.pages - before.pages <= served, "%llu pages kept",
+		  (unsigned long long)(after.pages - before.pages));
+	/* idle, the kept pages' blocks give their memory back */
+	slab_purge_idle();
+	slab_purge_idle();
+	slab_get_stats(&after);
+	CHECK(after.pages == before.pages || after.purged_bytes > 0);
+}
+
+/* Free blocks above 16 KiB idle from one slab_purge_idle() to the next
+ * give their memory back; used again, they hold what is written. */
+#define IDLE	40
+#define IDLE_SIZE	40000
+
+static void test_idle_large_blocks_leave_memory(void)
+{
+	struct slab_stats before, st;
+	unsigned long bad = 0;
+	unsigned int i, freed = 0;
+	size_t k, charge = slab_charge(IDLE_SIZE);
+
+	/* what earlier tests left free is purged first: 32 blocks a class
+	 * a call */
+	for (i = 0; i < 4; i++)
+		slab_purge_idle();
+	slab_get_stats(&before);
+	for (i = 0; i < IDLE; i++) {
+		blks[i].p = slab_alloc(IDLE_SIZE);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+		memset(blks[i].p, 0x33, IDLE_SIZE);
+	}
+	for (i = 0; i < IDLE; i += 2, freed++)
+		slab_free(blks[i].p, IDLE_SIZE);
+	slab_purge_idle();	/* marks them */
+	slab_get_stats(&st);
+	st.purged_bytes -= before.purged_bytes;
+	CHECK_MSG(st.purged_bytes == 0, "%llu bytes purged at once",
+		  (unsigned long long)st.purged_bytes);
+	slab_purge_idle();	/* still free: purged */
+	slab_get_stats(&st);
+	st.purged_bytes -= before.purged_bytes;
+	CHECK_MSG(st.purged_bytes / (charge - charge % 8) <= freed &&
+		  st.purged_bytes >= (uint64_t)freed * (IDLE_SIZE - 8),
+		  "%llu bytes purged of %u blocks of %zu",
+		  (unsigned long long)st.purged_bytes, freed, charge);
+	for (i = 0; i < IDLE; i += 2) {
+		blks[i].p = slab_alloc(IDLE_SIZE);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+		memset(blks[i].p, 0x44, IDLE_SIZE);
+	}
+	slab_get_stats(&st);
+	st.purged_bytes -= before.purged_bytes;
+	CHECK_MSG(st.purged_bytes == 0, "%llu bytes still purged",
+		  (unsigned long long)st.purged_bytes);
+	for (i = 0; i < IDLE; i++)
+		for (k = 0; k < IDLE_SIZE; k += 61)
+			if (blks[i].p[k] != (i % 2 ? 0x33 : 0x44)) {
+				bad++;
+				break;
+			}
+	CHECK_MSG(!bad, "%lu blocks lost their bytes", bad);
+	/* free again, purged, then the pages leave with their marks but
+	 * one, kept wholly free, whose blocks are purged when idle */
+	for (i = 0; i < IDLE; i += 2)
+		slab_free(blks[i].p, IDLE_SIZE);
+	slab_purge_idle();
+	slab_purge_idle();
+	for (i = 1; i < IDLE; i += 2)
+		slab_free(blks[i].p, IDLE_SIZE);
+	slab_get_stats(&st);
+	CHECK(st.pages == before.pages + 1);
+	CHECK(st.blocks == before.blocks);
+	CHECK(st.purged_bytes - before.purged_bytes <
+	      (uint64_t)IDLE * IDLE_SIZE);
+	slab_purge_idle();
+	slab_purge_idle();
+	slab_get_stats(&st);
+	st.purged_bytes -= before.purged_bytes;
+	CHECK_MSG(st.purged_bytes >= (uint64_t)per_page(IDLE_SIZE) *
+		  IDLE_SIZE, "%llu bytes of the kept page purged",
+		  (unsigned long long)st.purged_bytes);
 }
 
 static void test_injected_failure_refuses_a_block(void)
@@ -256,6 +420,8 @@ int main(void)
 	test_charge_is_never_above_jemalloc();
 	test_blocks_hold_their_bytes();
 	test_free_pages_go_back();
+	test_idle_large_blocks_leave_memory();
+	test_large_blocks_go_back_to_their_pages();
 	test_injected_failure_refuses_a_block();
 	test_threads_hand_blocks_over();
 	return check_report();
