@@ -46,6 +46,8 @@
 #define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
 #define TCACHE_MAX		16
+#define TCACHE_CLASSES		256	/* the classes up to SLAB_TABLE_MAX,
+					 * at most (224) */
 #define PURGE_PAGE		4096	/* the unit madvise() drops */
 #define BLOCK_SEEN		1	/* in a free block's link: free at
 					 * the last slab_purge_idle() */
@@ -84,9 +86,9 @@ struct slab_class {
 	uint64_t purged;	/* free blocks whose memory the kernel has */
 } __attribute__((aligned(64)));
 
-struct tcache {
-	void *blk[SLAB_CLASSES_MAX][TCACHE_MAX];
-	uint8_t n[SLAB_CLASSES_MAX];
+struct tcache {			/* of the classes up to SLAB_TABLE_MAX */
+	void *blk[TCACHE_CLASSES][TCACHE_MAX];
+	uint8_t n[TCACHE_CLASSES];
 	bool registered;	/* the thread's end will flush it */
 };
 
@@ -144,7 +146,7 @@ static void class_add(size_t size, uint32_t psize)
 	if (c->tc_max < 2)
 		c->tc_max = 2;
 	if (size > SLAB_TABLE_MAX)
-		c->tc_max = 0;
+		c->tc_max = 0;	/* no thread cache: slab_alloc_large() */
 }
 
 /*
@@ -204,6 +206,7 @@ __attribute__((constructor)) static void slab_tables_init(void)
 	for (large_first = 0; large_first < nclasses; large_first++)
 		if (classes[large_first].size > SLAB_TABLE_MAX)
 			break;
+	assert(large_first <= TCACHE_CLASSES);
 	for (g = 0, i = 0; g < GRANULES; g++) {
 		size_t jc;
 
@@ -236,6 +239,8 @@ static unsigned int class_large(size_t size)
 		else
 			hi = mid;
 	}
+	if (lo == nclasses)	/* above the largest class */
+		return 0;
 	return classes[lo].charge < jemalloc_class(size) ? lo + 1 : 0;
 }
 
@@ -275,8 +280,9 @@ static inline void *page_block(const struct slab_class *c,
  */
 static void purge(void *p, size_t len)
 {
-	uintptr_t lo = ((uintptr_t)p + PURGE_PAGE - 1) & ~(uintptr_t)(PURGE_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)p + len) & ~(uintptr_t)(PURGE_PAGE - 1);
+	const uintptr_t mask = ~(uintptr_t)(PURGE_PAGE - 1);
+	uintptr_t lo = ((uintptr_t)p + PURGE_PAGE - 1) & mask;
+	uintptr_t hi = ((uintptr_t)p + len) & mask;
 
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
@@ -449,9 +455,7 @@ static unsigned int page_purge_idle_locked(struct slab_class *c,
 	     b = (void *)(w & ~(uintptr_t)BLOCK_MARKS)) {
 		block_unpoison(b, sizeof(void *));
 		w = *(uintptr_t *)b;
-		if (w & BLOCK_PURGED)
-			continue;
-		if (w & BLOCK_SEEN) {
+		if (w & BLOCK_SEEN && !(w & BLOCK_PURGED)) {
 			purge((char *)b + sizeof(void *),
 			      c->size - sizeof(void *));
 			*(uintptr_t *)b = w | BLOCK_PURGED;
@@ -471,7 +475,6 @@ void slab_purge_idle(void)
 
 	for (i = large_first; i < nclasses; i++) {
 		struct slab_class *c = &classes[i];
-
 		unsigned int n = 0;
 
 		ak_lock_acquire(&c->lock);
@@ -535,8 +538,7 @@ static void tcache_drain(struct tcache *tc, unsigned int i, unsigned int n)
 
 /*
  * Fill @tc's class @i with up to half its bound of free blocks, from the
- * class's pages or a new one, and hand out one (a class above 16 KiB:
- * straight from its page). Return: the block, or
+ * class's pages or a new one, and hand out one. Return: the block, or
  * NULL if no page could be had.
  */
 static __attribute__((noinline)) void *tcache_fill(struct tcache *tc,
@@ -547,8 +549,6 @@ static __attribute__((noinline)) void *tcache_fill(struct tcache *tc,
 	unsigned int want = c->tc_max / 2, got;
 	void *p;
 
-	if (!c->tc_max)
-		return large_alloc(c);
 	if (unlikely(!tc->registered))
 		tcache_register(tc);
 	for (;;) {
@@ -579,7 +579,7 @@ void slab_thread_flush(void)
 	struct tcache *tc = &tcache;
 	unsigned int i;
 
-	for (i = 0; i < nclasses; i++)
+	for (i = 0; i < large_first; i++)
 		if (tc->n[i])
 			tcache_drain(tc, i, tc->n[i]);
 	tc->registered = false;
@@ -607,16 +607,32 @@ void slab_free_class(void *p, unsigned int ci)
 	const struct slab_class *c = &classes[ci];
 
 	block_poison(p, c->size);
-	if (unlikely(tc->n[ci] >= c->tc_max)) {
-		if (!c->tc_max) {	/* a class above 16 KiB: to its page */
-			large_free(&classes[ci], p);
-			return;
-		}
+	if (unlikely(tc->n[ci] >= c->tc_max))
 		tcache_drain(tc, ci, c->tc_max / 2);
-	}
 	tc->blk[ci][tc->n[ci]++] = p;
 	if (unlikely(!tc->registered))
 		tcache_register(tc);
+}
+
+void *slab_alloc_large(size_t size)
+{
+	unsigned int ci = class_large(size);
+
+	if (!ci)
+		return ak_malloc(size);
+	if (unlikely(ak_alloc_refused()))
+		return NULL;
+	return large_alloc(&classes[ci - 1]);
+}
+
+void slab_free_large(void *p, size_t size)
+{
+	unsigned int ci = class_large(size);
+
+	if (!ci)
+		ak_free_sized(p, size);
+	else if (p)
+		large_free(&classes[ci - 1], p);
 }
 
 void slab_get_stats(struct slab_stats *st)

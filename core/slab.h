@@ -97,8 +97,13 @@ static inline size_t slab_charge(size_t size)
 	return slab_granule_charge[slab_granule(size)];
 }
 
+/* Through the thread's cache, a class up to SLAB_TABLE_MAX. */
 void *slab_alloc_class(unsigned int ci);
 void slab_free_class(void *p, unsigned int ci);
+/* A block above SLAB_TABLE_MAX: from its class's page under the class
+ * lock (no thread cache), or jemalloc's. */
+void *slab_alloc_large(size_t size);
+void slab_free_large(void *p, size_t size);
 
 /**
  * slab_alloc() - allocate a block of @size bytes
@@ -114,8 +119,11 @@ void slab_free_class(void *p, unsigned int ci);
  */
 static inline void *slab_alloc(size_t size)
 {
-	unsigned int ci = slab_class_of(size);
+	unsigned int ci;
 
+	if (__builtin_expect(size > SLAB_TABLE_MAX, 0))
+		return slab_alloc_large(size);
+	ci = slab_granule_class[slab_granule(size)];
 	return ci ? slab_alloc_class(ci - 1) : ak_malloc(size);
 }
 
@@ -128,8 +136,13 @@ static inline void *slab_alloc(size_t size)
  */
 static inline void slab_free(void *p, size_t size)
 {
-	unsigned int ci = slab_class_of(size);
+	unsigned int ci;
 
+	if (__builtin_expect(size > SLAB_TABLE_MAX, 0)) {
+		slab_free_large(p, size);
+		return;
+	}
+	ci = slab_granule_class[slab_granule(size)];
 	if (!ci)
 		ak_free_sized(p, size);
 	else if (p)

@@ -54,7 +54,8 @@
 #   BENCH_HR_ROUNDS=1       plays of each row per server; the report
 #                           takes each figure's median (the ttl trace
 #                           varies from run to run: its TTLs are real time)
-#   BENCH_HR_FILL="10 32 50 100 300 1000 2000"  value sizes of section 7's
+#   BENCH_HR_FILL="10 32 50 100 300 1000 2000 16384 100000"
+#                           value sizes of section 7's
 #                           fill rows: each server at BENCH_HR_FILL_MB is
 #                           sent 1.5 times the keys that fit (key:<n>, up
 #                           to 10 bytes), values of one size, and asked
@@ -104,7 +105,7 @@ else
 	HR_TRACES=${BENCH_HR_TRACES-"zipf1.0 zipf0.8 zipf0.7 zipf1.2 scan ttl sizes shift"}
 	HR_SIZES=${BENCH_HR_SIZES:-"2 5 10 20"}
 	HR_REQUESTS=${BENCH_HR_REQUESTS:-4000000}
-	HR_FILL=${BENCH_HR_FILL-"10 32 50 100 300 1000 2000"}
+	HR_FILL=${BENCH_HR_FILL-"10 32 50 100 300 1000 2000 16384 100000"}
 fi
 HR_FILL_MB=${BENCH_HR_FILL_MB:-12}
 HR_KEYS=${BENCH_HR_KEYS:-1000000}

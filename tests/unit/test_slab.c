@@ -101,14 +101,18 @@ static void test_charge_is_never_above_jemalloc(void)
 	CHECK(slab_charge(96) == 96);
 	CHECK(slab_charge(64) == 64);
 	CHECK(slab_charge(SLAB_MAX + 1) == ak_good_size(SLAB_MAX + 1));
-	/* values of 16 KiB, 32 KiB and 100,000 bytes (10-byte keys):
-	 * memcached's classes of 17,352, 33,904 and 103,496 hold 60, 30
-	 * and 10 in its 1 MB page, jemalloc's of 20 KiB, 40 KiB and 112
-	 * KiB 51, 25 and 9 a MiB; here 63, 31 and 10 */
+	/* values of 16 KiB, 32 KiB, 64 KiB and 100,000 bytes (10-byte
+	 * keys): memcached's classes of 17,352, 33,904, 66,232 and 103,496
+	 * hold 60, 30, 15 and 10 in its 1 MB page, jemalloc's of 20, 40,
+	 * 80 and 112 KiB 51, 25, 12 and 9 a MiB; here 63, 31, 15 and 10 */
 	CHECK(slab_charge(16384 + 58) == page_share(16384 + 58));
 	CHECK(slab_charge(16384 + 58) <= (1u << 20) / 63 + 1);
 	CHECK(slab_charge(32768 + 58) <= (1u << 20) / 31 + 1);
+	CHECK(slab_charge(65536 + 58) <= (1u << 20) / 15 + 1);
 	CHECK(slab_charge(100000 + 58) <= (1u << 20) / 10 + 1);
+	/* above the largest class (1 MiB less the page head): jemalloc */
+	CHECK(slab_class_of(SLAB_MAX + 1) == 0);
+	CHECK(slab_class_of(SLAB_MAX) == 0);
 	CHECK(slab_charge(SLAB_MAX) == 1u << 20);
 }
 
