@@ -173,6 +173,12 @@ UNIT_BINS += build/asan/tests/test_store_tsan
 build/asan/tests/test_store_tsan: tests/unit/test_store.c $(CORE_SRCS) $(wildcard core/*.h tests/unit/*.h) build/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_CFLAGS) -o $@ tests/unit/test_store.c $(CORE_SRCS) $(LDFLAGS) $(LIBS)
+# and test_slab: the class locks, the idle purge beside threads that
+# take and give back blocks.
+UNIT_BINS += build/asan/tests/test_slab_tsan
+build/asan/tests/test_slab_tsan: tests/unit/test_slab.c core/slab.c core/alloc.c core/lock.c $(wildcard core/*.h tests/unit/*.h) build/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -o $@ tests/unit/test_slab.c core/slab.c core/alloc.c core/lock.c $(LDFLAGS) $(LIBS)
 
 # Fuzz targets (tests/fuzz/fuzz_<target>.c): libFuzzer builds with clang
 # for `make fuzz`, and the same entry point linked with tests/fuzz/replay.c

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "check.h"
@@ -418,6 +419,83 @@ static void test_threads_hand_blocks_over(void)
 		  "flushed", (unsigned long long)st.blocks);
 }
 
+/*
+ * Threads taking and giving back blocks above 16 KiB of four sizes (so
+ * that blocks in use and free ones share pages), each checking the bytes
+ * it wrote, while another purges the idle ones over and over: the purge
+ * must touch the free blocks only, and writes its marks into them under
+ * the class lock (ThreadSanitizer sees the order in test_slab_tsan).
+ */
+#define CHURNERS	2
+#define CHURN_ROUNDS	300
+#define CHURN_BLOCKS	24
+
+static int churn_done;
+
+static size_t churn_size(unsigned int i)
+{
+	return SLAB_TABLE_MAX + 1 + (i % 4) * 23456;
+}
+
+static void *churner(void *arg)
+{
+	unsigned int t = (unsigned int)(uintptr_t)arg, r, i;
+	unsigned char *b[CHURN_BLOCKS] = { NULL }, fill[CHURN_BLOCKS];
+	unsigned long bad = 0;
+	size_t k;
+
+	for (r = 0; r < CHURN_ROUNDS; r++) {
+		/* every other slot changes hands each round: a block freed
+		 * stays free a round, long enough to be purged */
+		for (i = (r + t) % 2; i < CHURN_BLOCKS; i += 2) {
+			if (b[i]) {
+				for (k = 0; k < churn_size(i); k += 509)
+					if (b[i][k] != fill[i]) {
+						bad++;
+						break;
+					}
+				slab_free(b[i], churn_size(i));
+				b[i] = NULL;
+				continue;
+			}
+			b[i] = slab_alloc(churn_size(i));
+			if (!b[i]) {
+				bad++;
+				continue;
+			}
+			fill[i] = (unsigned char)(r + i + 1);
+			memset(b[i], fill[i], churn_size(i));
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+	}
+	for (i = 0; i < CHURN_BLOCKS; i++)
+		slab_free(b[i], churn_size(i));
+	__atomic_add_fetch(&churn_done, 1, __ATOMIC_RELEASE);
+	return (void *)bad;
+}
+
+static void test_purge_beside_churning_threads(void)
+{
+	pthread_t t[CHURNERS];
+	struct slab_stats st;
+	unsigned long bad = 0;
+	unsigned int i;
+	void *ret;
+
+	for (i = 0; i < CHURNERS; i++)
+		CHECK(!pthread_create(&t[i], NULL, churner,
+				      (void *)(uintptr_t)i));
+	while (__atomic_load_n(&churn_done, __ATOMIC_ACQUIRE) < CHURNERS)
+		slab_purge_idle();
+	for (i = 0; i < CHURNERS; i++) {
+		CHECK(!pthread_join(t[i], &ret));
+		bad += (unsigned long)(uintptr_t)ret;
+	}
+	CHECK_MSG(!bad, "%lu blocks lost their bytes or were refused", bad);
+	slab_get_stats(&st);
+	CHECK(st.page_bytes >= st.purged_bytes);
+}
+
 int main(void)
 {
 	printf("allocator: %s\n", ak_alloc_name());
@@ -428,5 +506,6 @@ int main(void)
 	test_large_blocks_go_back_to_their_pages();
 	test_injected_failure_refuses_a_block();
 	test_threads_hand_blocks_over();
+	test_purge_beside_churning_threads();
 	return check_report();
 }
