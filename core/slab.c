@@ -49,6 +49,8 @@
 #define TCACHE_CLASSES		256	/* the classes up to SLAB_TABLE_MAX,
 					 * at most (224) */
 #define PURGE_PAGE		4096	/* the unit madvise() drops */
+#define PURGE_MIN		(2 * PURGE_PAGE)	/* a block this large holds
+						 * a whole one */
 #define BLOCK_SEEN		1	/* in a free block's link: free at
 					 * the last slab_purge_idle() */
 #define BLOCK_PURGED		2	/* and its memory went back to the
@@ -95,6 +97,8 @@ struct tcache {			/* of the classes up to SLAB_TABLE_MAX */
 static struct slab_class classes[SLAB_CLASSES_MAX];
 static unsigned int nclasses;
 static unsigned int large_first;	/* the first class above the tables */
+static unsigned int purge_first;	/* the first class slab_purge_idle()
+					 * looks at: blocks of 8 KiB and up */
 uint16_t slab_granule_class[GRANULES];
 uint32_t slab_granule_charge[GRANULES];
 static __thread struct tcache tcache;
@@ -207,6 +211,9 @@ __attribute__((constructor)) static void slab_tables_init(void)
 		if (classes[large_first].size > SLAB_TABLE_MAX)
 			break;
 	assert(large_first <= TCACHE_CLASSES);
+	for (purge_first = 0; purge_first < nclasses; purge_first++)
+		if (classes[purge_first].size >= PURGE_MIN)
+			break;
 	for (g = 0, i = 0; g < GRANULES; g++) {
 		size_t jc;
 
@@ -321,9 +328,14 @@ static void *page_take_locked(struct slab_class *c, struct slab_page *pg)
 	if (pg->nfree == c->per_page)
 		c->empty--;
 	if (pg->free) {
+		uintptr_t w;
+
 		p = pg->free;
 		block_unpoison(p, sizeof(void *));
-		pg->free = (void *)(*(uintptr_t *)p & ~(uintptr_t)BLOCK_MARKS);
+		w = *(uintptr_t *)p;
+		if (w & BLOCK_PURGED)
+			c->purged--;
+		pg->free = (void *)(w & ~(uintptr_t)BLOCK_MARKS);
 	} else {
 		p = page_block(c, pg, pg->next++);
 	}
@@ -365,20 +377,21 @@ static struct slab_page *page_give_locked(struct slab_class *c, void *p)
 	return NULL;
 }
 
-/* ---- the classes above 16 KiB ---- */
+/* ---- the classes above 16 KiB; the idle purge from 8 KiB ---- */
 
 /*
  * The classes above 16 KiB take no thread cache: a block comes from its
- * page and goes back to it. A page holds 31 or fewer of their blocks, and
- * with values of many sizes at a small limit most of their pages are
- * partly free, outside the limit; so a free block that stays free from
- * one slab_purge_idle() to the next gives its memory to the kernel. One
- * that is used again within the second, as where one size churns, costs
- * no system call and no page fault; nor does the wholly free page kept
- * (FIFO eviction empties pages in the order they were filled, so the
- * next page is usually the one just emptied). A second wholly free page
- * goes back to jemalloc, its memory to the kernel first, and a new page
- * from jemalloc gives the kernel what it may hold.
+ * page and goes back to it. A page holds 31 or fewer of their blocks (of
+ * 8 to 16 KiB, 32 to 63), and with values of many sizes at a small limit
+ * most of their pages are partly free, outside the limit; so a free block
+ * of 8 KiB or more (it holds a whole memory page) that stays free on its
+ * page from one slab_purge_idle() to the next gives its memory to the
+ * kernel. One that is used again within the second, as where one size
+ * churns, costs no system call and no page fault; nor does the wholly
+ * free page kept (FIFO eviction empties pages in the order they were
+ * filled, so the next page is usually the one just emptied). A second
+ * wholly free page goes back to jemalloc, its memory to the kernel first,
+ * and a new page from jemalloc gives the kernel what it may hold.
  */
 static void *large_alloc(struct slab_class *c)
 {
@@ -397,11 +410,6 @@ static void *large_alloc(struct slab_class *c)
 			return NULL;
 	}
 	pg = list_first_entry(&c->partial, struct slab_page, node);
-	if (pg->free) {
-		block_unpoison(pg->free, sizeof(void *));
-		if (*(uintptr_t *)pg->free & BLOCK_PURGED)
-			c->purged--;
-	}
 	p = page_take_locked(c, pg);
 	c->out++;
 	ak_lock_release(&c->lock);
@@ -417,12 +425,25 @@ static void page_leave_locked(struct slab_class *c,
 	uintptr_t w;
 	void *b;
 
+	if (!c->purged)
+		return;
 	for (b = pg->free; b; b = (void *)(w & ~(uintptr_t)BLOCK_MARKS)) {
 		block_unpoison(b, sizeof(void *));
 		w = *(uintptr_t *)b;
 		if (w & BLOCK_PURGED)
 			c->purged--;
 	}
+}
+
+/* Give @pg, wholly free and off its class's list, back to jemalloc; its
+ * memory to the kernel first for a class above 16 KiB (jemalloc would
+ * keep it dirty until its decay). Not below: their pages come and go
+ * with the threads' caches, and each new one would fault page by page. */
+static void page_free(const struct slab_class *c, struct slab_page *pg)
+{
+	if (!c->tc_max)
+		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
+	ak_page_free(pg, c->psize);
 }
 
 static void large_free(struct slab_class *c, void *p)
@@ -435,10 +456,8 @@ static void large_free(struct slab_class *c, void *p)
 		page_leave_locked(c, pg);
 	c->out--;
 	ak_lock_release(&c->lock);
-	if (pg) {	/* jemalloc would keep it dirty until its decay */
-		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
-		ak_page_free(pg, c->psize);
-	}
+	if (pg)
+		page_free(c, pg);
 }
 
 /* Mark @pg's free blocks seen, and purge those seen before, up to @max,
@@ -473,7 +492,7 @@ void slab_purge_idle(void)
 	struct slab_page *pg;
 	unsigned int i;
 
-	for (i = large_first; i < nclasses; i++) {
+	for (i = purge_first; i < nclasses; i++) {
 		struct slab_class *c = &classes[i];
 		unsigned int n = 0;
 
@@ -521,6 +540,7 @@ static void tcache_drain(struct tcache *tc, unsigned int i, unsigned int n)
 	for (k = 0; k < n; k++) {
 		pg = page_give_locked(c, tc->blk[i][k]);
 		if (pg) {
+			page_leave_locked(c, pg);
 			pg->free = done;
 			done = pg;
 		}
@@ -532,7 +552,7 @@ static void tcache_drain(struct tcache *tc, unsigned int i, unsigned int n)
 	while (done) {
 		pg = done;
 		done = pg->free;
-		ak_page_free(pg, c->psize);
+		page_free(c, pg);
 	}
 }
 

@@ -33,9 +33,11 @@
  * pages. A page whose blocks are all free goes back to jemalloc, but one
  * per class, kept for the next allocation. The classes above 16 KiB
  * take the class lock at every block (a block of theirs is a large copy
- * anyway), and the memory of their free blocks that stay unused goes back
- * to the kernel (slab_purge_idle()): their pages hold few blocks, and a
- * page in use for one block would otherwise hold the free ones' memory.
+ * anyway), and a page of theirs going back to jemalloc or coming from it
+ * gives its memory to the kernel. From 8 KiB on, the memory of the free
+ * blocks that stay unused on their pages goes back to the kernel too
+ * (slab_purge_idle()): their pages hold few blocks, and a page in use for
+ * one block would otherwise hold the free ones' memory.
  *
  * Synchronization: thread safe. A thread that ends returns its free
  * blocks (a thread-specific destructor); slab_thread_flush() does it early.
@@ -162,14 +164,15 @@ void slab_thread_flush(void);
 /**
  * slab_purge_idle() - give the kernel the memory of idle free blocks
  *
- * Of the classes above 16 KiB: a free block already free at the last call
- * gives its memory back (madvise(); a page of it reads as zeros when used
- * again), one freed since is marked for the next call. Called once a
- * second, so a block freed and used again within the second keeps its
- * memory; blocks of one class share few pages, and with values of many
- * sizes the free ones would otherwise hold much memory outside the limit.
+ * Of the classes of 8 KiB and up: a block free on its page (not in a
+ * thread's cache) already at the last call gives its memory back
+ * (madvise(); a page of it reads as zeros when used again), one freed
+ * since is marked for the next call. Called once a second, so a block
+ * freed and used again within the second keeps its memory; blocks of one
+ * class share few pages, and with values of many sizes the free ones
+ * would otherwise hold much memory outside the limit.
  *
- * Context: any; takes each class lock above 16 KiB in turn and calls
+ * Context: any; takes each class lock from 8 KiB in turn and calls
  * madvise() under it, for at most 32 blocks a class (the others wait for
  * the next call).
  */

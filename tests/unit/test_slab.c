@@ -341,6 +341,62 @@ static void test_idle_large_blocks_leave_memory(void)
 		  (unsigned long long)st.purged_bytes);
 }
 
+/* The same from 8 KiB, where the blocks pass through the thread's cache:
+ * those back on their page are purged when idle. */
+#define CACHED	30
+#define CACHED_SIZE	12000
+
+static void test_idle_cached_blocks_leave_memory(void)
+{
+	struct slab_stats mid, st, purged;
+	unsigned long bad = 0;
+	unsigned int i;
+	size_t k;
+
+	for (i = 0; i < CACHED; i++) {
+		blks[i].p = slab_alloc(CACHED_SIZE);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+		memset(blks[i].p, 0x55, CACHED_SIZE);
+	}
+	/* what earlier tests left free is purged first */
+	for (i = 0; i < 4; i++)
+		slab_purge_idle();
+	slab_get_stats(&mid);
+	for (i = 0; i < CACHED; i += 2)
+		slab_free(blks[i].p, CACHED_SIZE);
+	slab_thread_flush();	/* to their page */
+	slab_purge_idle();
+	slab_get_stats(&st);
+	CHECK(st.purged_bytes == mid.purged_bytes);
+	slab_purge_idle();
+	slab_get_stats(&purged);
+	CHECK_MSG(purged.purged_bytes - mid.purged_bytes >=
+		  (uint64_t)CACHED / 2 * CACHED_SIZE, "%llu bytes purged",
+		  (unsigned long long)(purged.purged_bytes -
+				       mid.purged_bytes));
+	for (i = 0; i < CACHED; i += 2) {
+		blks[i].p = slab_alloc(CACHED_SIZE);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return;
+		memset(blks[i].p, 0x66, CACHED_SIZE);
+	}
+	slab_get_stats(&st);	/* purged blocks were taken again */
+	CHECK(st.purged_bytes < purged.purged_bytes);
+	for (i = 0; i < CACHED; i++)
+		for (k = 0; k < CACHED_SIZE; k += 61)
+			if (blks[i].p[k] != (i % 2 ? 0x55 : 0x66)) {
+				bad++;
+				break;
+			}
+	CHECK_MSG(!bad, "%lu blocks lost their bytes", bad);
+	for (i = 0; i < CACHED; i++)
+		slab_free(blks[i].p, CACHED_SIZE);
+	slab_thread_flush();
+}
+
 static void test_injected_failure_refuses_a_block(void)
 {
 	void *p;
@@ -503,6 +559,7 @@ int main(void)
 	test_blocks_hold_their_bytes();
 	test_free_pages_go_back();
 	test_idle_large_blocks_leave_memory();
+	test_idle_cached_blocks_leave_memory();
 	test_large_blocks_go_back_to_their_pages();
 	test_injected_failure_refuses_a_block();
 	test_threads_hand_blocks_over();
