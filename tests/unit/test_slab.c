@@ -263,6 +263,42 @@ static void test_large_blocks_go_back_to_their_pages(void)
 	CHECK(after.pages == before.pages || after.purged_bytes > 0);
 }
 
+/* Allocate blks[i] of @size for i from @from below @n by @step, filled
+ * with @byte. Return: false if one was refused. */
+static bool blocks_fill(unsigned int from, unsigned int n, unsigned int step,
+			size_t size, int byte)
+{
+	unsigned int i;
+
+	for (i = from; i < n; i += step) {
+		blks[i].p = slab_alloc(size);
+		CHECK(blks[i].p);
+		if (!blks[i].p)
+			return false;
+		memset(blks[i].p, byte, size);
+	}
+	return true;
+}
+
+/* The blocks of blks[] below @n whose bytes are not @odd or @even, as
+ * their index is. */
+static unsigned long blocks_bad(unsigned int n, size_t size, int odd,
+				int even)
+{
+	unsigned long bad = 0;
+	unsigned int i;
+	size_t k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < size; k += 61)
+			if (blks[i].p[k] != (unsigned char)(i % 2 ? odd :
+							    even)) {
+				bad++;
+				break;
+			}
+	return bad;
+}
+
 /* Free blocks above 16 KiB idle from one slab_purge_idle() to the next
  * give their memory back; used again, they hold what is written. */
 #define IDLE	40
@@ -273,20 +309,15 @@ static void test_idle_large_blocks_leave_memory(void)
 	struct slab_stats before, st;
 	unsigned long bad = 0;
 	unsigned int i, freed = 0;
-	size_t k, charge = slab_charge(IDLE_SIZE);
+	size_t charge = slab_charge(IDLE_SIZE);
 
 	/* what earlier tests left free is purged first: 32 blocks a class
 	 * a call */
 	for (i = 0; i < 4; i++)
 		slab_purge_idle();
 	slab_get_stats(&before);
-	for (i = 0; i < IDLE; i++) {
-		blks[i].p = slab_alloc(IDLE_SIZE);
-		CHECK(blks[i].p);
-		if (!blks[i].p)
-			return;
-		memset(blks[i].p, 0x33, IDLE_SIZE);
-	}
+	if (!blocks_fill(0, IDLE, 1, IDLE_SIZE, 0x33))
+		return;
 	for (i = 0; i < IDLE; i += 2, freed++)
 		slab_free(blks[i].p, IDLE_SIZE);
 	slab_purge_idle();	/* marks them */
@@ -301,23 +332,13 @@ static void test_idle_large_blocks_leave_memory(void)
 		  st.purged_bytes >= (uint64_t)freed * (IDLE_SIZE - 8),
 		  "%llu bytes purged of %u blocks of %zu",
 		  (unsigned long long)st.purged_bytes, freed, charge);
-	for (i = 0; i < IDLE; i += 2) {
-		blks[i].p = slab_alloc(IDLE_SIZE);
-		CHECK(blks[i].p);
-		if (!blks[i].p)
-			return;
-		memset(blks[i].p, 0x44, IDLE_SIZE);
-	}
+	if (!blocks_fill(0, IDLE, 2, IDLE_SIZE, 0x44))
+		return;
 	slab_get_stats(&st);
 	st.purged_bytes -= before.purged_bytes;
 	CHECK_MSG(st.purged_bytes == 0, "%llu bytes still purged",
 		  (unsigned long long)st.purged_bytes);
-	for (i = 0; i < IDLE; i++)
-		for (k = 0; k < IDLE_SIZE; k += 61)
-			if (blks[i].p[k] != (i % 2 ? 0x33 : 0x44)) {
-				bad++;
-				break;
-			}
+	bad = blocks_bad(IDLE, IDLE_SIZE, 0x33, 0x44);
 	CHECK_MSG(!bad, "%lu blocks lost their bytes", bad);
 	/* free again, purged, then the pages leave with their marks but
 	 * one, kept wholly free, whose blocks are purged when idle */
@@ -351,15 +372,9 @@ static void test_idle_cached_blocks_leave_memory(void)
 	struct slab_stats mid, st, purged;
 	unsigned long bad = 0;
 	unsigned int i;
-	size_t k;
 
-	for (i = 0; i < CACHED; i++) {
-		blks[i].p = slab_alloc(CACHED_SIZE);
-		CHECK(blks[i].p);
-		if (!blks[i].p)
-			return;
-		memset(blks[i].p, 0x55, CACHED_SIZE);
-	}
+	if (!blocks_fill(0, CACHED, 1, CACHED_SIZE, 0x55))
+		return;
 	/* what earlier tests left free is purged first */
 	for (i = 0; i < 4; i++)
 		slab_purge_idle();
@@ -376,21 +391,11 @@ static void test_idle_cached_blocks_leave_memory(void)
 		  (uint64_t)CACHED / 2 * CACHED_SIZE, "%llu bytes purged",
 		  (unsigned long long)(purged.purged_bytes -
 				       mid.purged_bytes));
-	for (i = 0; i < CACHED; i += 2) {
-		blks[i].p = slab_alloc(CACHED_SIZE);
-		CHECK(blks[i].p);
-		if (!blks[i].p)
-			return;
-		memset(blks[i].p, 0x66, CACHED_SIZE);
-	}
+	if (!blocks_fill(0, CACHED, 2, CACHED_SIZE, 0x66))
+		return;
 	slab_get_stats(&st);	/* purged blocks were taken again */
 	CHECK(st.purged_bytes < purged.purged_bytes);
-	for (i = 0; i < CACHED; i++)
-		for (k = 0; k < CACHED_SIZE; k += 61)
-			if (blks[i].p[k] != (i % 2 ? 0x55 : 0x66)) {
-				bad++;
-				break;
-			}
+	bad = blocks_bad(CACHED, CACHED_SIZE, 0x55, 0x66);
 	CHECK_MSG(!bad, "%lu blocks lost their bytes", bad);
 	for (i = 0; i < CACHED; i++)
 		slab_free(blks[i].p, CACHED_SIZE);
