@@ -78,7 +78,7 @@ struct slab_class {
 	uint32_t psize;		/* the page's bytes, a power of two */
 	uint32_t per_page;
 	uint32_t charge;	/* slab_charge() of a block */
-	uint32_t tc_max;	/* free blocks a thread keeps; 0: none */
+	uint32_t tc_max;	/* free blocks a thread keeps */
 	/* below: under lock */
 	struct list_head partial;
 	unsigned int empty;	/* wholly free pages on partial (at most 1
@@ -149,8 +149,13 @@ static void class_add(size_t size, uint32_t psize)
 		c->tc_max = TCACHE_MAX;
 	if (c->tc_max < 2)
 		c->tc_max = 2;
-	if (size > SLAB_TABLE_MAX)
-		c->tc_max = 0;	/* no thread cache: slab_alloc_large() */
+}
+
+/* Whether @c is above the tables: no thread cache (slab_alloc_large()),
+ * and its pages' memory goes back to the kernel as they come and go. */
+static inline bool class_is_large(const struct slab_class *c)
+{
+	return c->size > SLAB_TABLE_MAX;
 }
 
 /*
@@ -231,8 +236,9 @@ __attribute__((constructor)) static void slab_tables_init(void)
 	}
 }
 
-/* The class of a block of @size above SLAB_TABLE_MAX: a binary search. */
-static unsigned int class_large(size_t size)
+/* The class of a block of @size above SLAB_TABLE_MAX, plus one (0:
+ * jemalloc's): a binary search. */
+unsigned int slab_class_large(size_t size)
 {
 	unsigned int lo = large_first, hi = nclasses;
 
@@ -251,14 +257,9 @@ static unsigned int class_large(size_t size)
 	return classes[lo].charge < jemalloc_class(size) ? lo + 1 : 0;
 }
 
-unsigned int slab_class_large(size_t size)
-{
-	return class_large(size);
-}
-
 size_t slab_charge_large(size_t size)
 {
-	unsigned int ci = class_large(size);
+	unsigned int ci = slab_class_large(size);
 
 	if (ci)
 		return classes[ci - 1].charge;
@@ -281,9 +282,10 @@ static inline void *page_block(const struct slab_class *c,
 
 /*
  * Give the kernel back the memory pages inside @len bytes at @p, free
- * bytes of a class above 16 KiB: its blocks are few on their page, and a
- * page with one block in use would otherwise hold the others' memory,
- * outside the limit. A page dropped reads as zeros when used again.
+ * bytes of a class of 8 KiB or more: its blocks are few on their page,
+ * and a page with one block in use would otherwise hold the others'
+ * memory, outside the limit. A page dropped reads as zeros when used
+ * again.
  */
 static void purge(void *p, size_t len)
 {
@@ -306,7 +308,7 @@ static struct slab_page *page_new(const struct slab_class *c)
 	pg->nfree = c->per_page;
 	pg->next = 0;
 	INIT_LIST_HEAD(&pg->node);
-	if (!c->tc_max)	/* memory jemalloc had: its blocks may wait */
+	if (class_is_large(c))	/* memory jemalloc had: its blocks may wait */
 		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 	block_poison(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 	return pg;
@@ -441,7 +443,7 @@ static void page_leave_locked(struct slab_class *c,
  * with the threads' caches, and each new one would fault page by page. */
 static void page_free(const struct slab_class *c, struct slab_page *pg)
 {
-	if (!c->tc_max)
+	if (class_is_large(c))
 		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 	ak_page_free(pg, c->psize);
 }
@@ -636,7 +638,7 @@ void slab_free_class(void *p, unsigned int ci)
 
 void *slab_alloc_large(size_t size)
 {
-	unsigned int ci = class_large(size);
+	unsigned int ci = slab_class_large(size);
 
 	if (!ci)
 		return ak_malloc(size);
@@ -647,7 +649,7 @@ void *slab_alloc_large(size_t size)
 
 void slab_free_large(void *p, size_t size)
 {
-	unsigned int ci = class_large(size);
+	unsigned int ci = slab_class_large(size);
 
 	if (!ci)
 		ak_free_sized(p, size);
