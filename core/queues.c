@@ -111,12 +111,12 @@ static void check_at_set(struct queues *q)
 	q->check_at = ring < ghost ? ring : ghost;
 }
 
-int queues_init(struct queues *q, unsigned int bits, unsigned int seq_shift)
+int queues_init(struct queues *q, unsigned int ring_bits,
+		unsigned int seq_shift)
 {
-	uint64_t slots = (uint64_t)1 << bits >> 4;
-	uint64_t buckets = (uint64_t)1 << bits >> 3 >> 3;	/* / WAYS */
+	uint64_t slots = (uint64_t)1 << ring_bits;
+	uint64_t buckets = slots * 2 / QUEUES_GHOST_WAYS;
 
-	_Static_assert(QUEUES_GHOST_WAYS == 8, "buckets: 1 << bits >> 3 ways");
 	if (slots < SMALL_MIN_SLOTS)
 		slots = SMALL_MIN_SLOTS;
 	if (buckets < GHOST_MIN_BUCKETS)

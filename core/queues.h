@@ -59,16 +59,20 @@ struct queues {
 /**
  * queues_init() - the first small ring and ghost
  * @q:         unused queues
- * @bits:      log2 of the shard's first hash table's slots, the size it
- *             was told to expect: the ring gets a sixteenth of that many
- *             slots, the ghost an eighth of that many fingerprints (at
- *             least the minimums)
+ * @ring_bits: log2 of the ring's slots, the ghost twice as many
+ *             fingerprints (0, or below the minimums: the minimums, 64
+ *             slots and 64 fingerprints)
  * @seq_shift: how far a cas is shifted to give its sequence number
+ *
+ * They grow with the items the shard holds (queues_want_sizes()), so
+ * a store starts them at the least, and a limit held by a few large items
+ * loses none to them: they are counted in it.
  *
  * Context: start-up; allocates. The caller counts queues_memory().
  * Return: 0, or -ENOMEM (nothing held).
  */
-int queues_init(struct queues *q, unsigned int bits, unsigned int seq_shift);
+int queues_init(struct queues *q, unsigned int ring_bits,
+		unsigned int seq_shift);
 
 /* queues_destroy() - free the ring and the ghost. Context: exclusive. */
 void queues_destroy(struct queues *q);

@@ -47,7 +47,7 @@
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
 #define TCACHE_MAX		16
 #define TCACHE_CLASSES		256	/* the classes up to SLAB_TABLE_MAX,
-					 * at most (224) */
+					 * at most (256) */
 #define PURGE_PAGE		4096	/* the unit madvise() drops */
 #define PURGE_MIN		(2 * PURGE_PAGE)	/* a block this large holds
 						 * a whole one */
@@ -143,7 +143,16 @@ static void class_add(size_t size, uint32_t psize)
 	c->size = (uint32_t)size;
 	c->psize = psize;
 	c->per_page = (psize - PAGE_HEAD) / c->size;
-	c->charge = page_charge(size, psize);
+	/*
+	 * A tiled class's page holds its blocks to within 8 bytes each and
+	 * its head: a block costs its size. A class up to SLAB_TILED may
+	 * leave a tail up to a block long, and one of a block a page is
+	 * the page: there the blocks share it.
+	 */
+	if (size > SLAB_TILED && c->per_page > 1)
+		c->charge = (uint32_t)size;
+	else
+		c->charge = page_charge(size, psize);
 	c->tc_max = TCACHE_BYTES / c->size;
 	if (c->tc_max > TCACHE_MAX)
 		c->tc_max = TCACHE_MAX;
@@ -182,16 +191,20 @@ static void classes_small(void)
  * PAGE_BLOCKS_MIN to twice as many of its blocks, and a class for every
  * count of blocks in that page: (page - head) / n, rounded down to 8.
  * The blocks fill their page to within 8 bytes each (no tail a block's
- * size long), and the classes are at most 1/PAGE_BLOCKS_MIN apart.
+ * size long), and the classes are at most 1/PAGE_BLOCKS_MIN apart. From
+ * PURGE_MIN on, whose idle free blocks go back to the kernel, a page
+ * holds twice as many, up to PAGE_MAX: classes twice as fine for no
+ * lasting memory.
  */
 static void classes_tiled(void)
 {
 	size_t lo, size, last = 0;
-	uint32_t psize, n;
+	uint32_t psize, n, blocks;
 
 	for (lo = SLAB_TILED; lo < SLAB_MAX; lo *= 2) {
+		blocks = lo >= PURGE_MIN ? 2 * PAGE_BLOCKS_MIN : PAGE_BLOCKS_MIN;
 		psize = PAGE_TILED_MIN;
-		while (psize < PAGE_BLOCKS_MIN * 2 * lo && psize < PAGE_MAX)
+		while (psize < blocks * 2 * lo && psize < PAGE_MAX)
 			psize *= 2;
 		for (n = (uint32_t)((psize - PAGE_HEAD) / lo); n; n--) {
 			size = ((psize - PAGE_HEAD) / n) & ~(size_t)7;

@@ -9,19 +9,21 @@
  * from 72 to 512 bytes (each in the page of 16 to 64 KiB that costs it
  * least), and above 512 classes that tile their page: each doubling (lo,
  * 2 lo] gets one page size, the power of two that holds 32 to 64 of its
- * blocks (at least 64 KiB, at most 1 MiB), and a class for every count n
- * of blocks that page can hold, (page - header) / n rounded down to 8. So
- * up to 16 KiB a block wastes at most 1/32 of its size to its class and
- * nothing to its page's tail (memcached's 1 MB pages have almost none
- * either: a class's page share there is what keeps a size that memcached
- * fits exactly from costing us more). Above 16 KiB the page is 1 MiB,
+ * blocks (64 to 128 from 8 KiB; at least 64 KiB, at most 1 MiB), and a
+ * class for every count n of blocks that page can hold, (page - header) /
+ * n rounded down to 8. So up to 16 KiB a block wastes at most 1/32 of its
+ * size to its class and nothing to its page's tail (memcached's 1 MB
+ * pages have almost none either), and such a block is charged its size:
+ * where memcached's class holds as many a page, the same limit holds as
+ * many items. Above 16 KiB the page is 1 MiB,
  * memcached's, and holds fewer than 32 blocks (16 to 31 of 32 to 64 KiB,
  * one of the largest class, 1 MiB less the header), and a block's class
  * is the one of the most blocks a 1 MiB page can hold at its size, where
  * memcached's classes, 1.25 apart, hold at most as many and jemalloc's,
  * four a doubling, waste up to a fifth. A block size is served from a
- * slab class only where that costs less than jemalloc's class, counting
- * the class's share of its page, and from jemalloc otherwise. The classes
+ * slab class only where that costs less than jemalloc's class (up to 512
+ * bytes counting the class's share of its page), and from jemalloc
+ * otherwise. The classes
  * and what each block costs are the same in every build (they do not ask the
  * allocator), so a store holds the same items at the same limit with
  * jemalloc and in the sanitizer build.
@@ -54,7 +56,7 @@
 #define SLAB_TABLE_MAX	16384	/* sizes the tables below cover */
 #define SLAB_MAX	((1u << 20) - 32)	/* the largest block a slab class
 						 * serves: a 1 MiB page's */
-#define SLAB_CLASSES_MAX 320	/* at most this many classes (287 now) */
+#define SLAB_CLASSES_MAX 320	/* at most this many classes (319 now) */
 
 #define SLAB_GRANULE_SHIFT	3
 
@@ -84,10 +86,12 @@ static inline unsigned int slab_class_of(size_t size)
  * slab_charge() - the bytes a block of @size costs
  * @size: a block size
  *
- * The memory a block takes from its allocator: a slab class's size plus
- * its share of the page (the page's bytes over its blocks, rounded up), or
- * jemalloc's size class (whatever the build's allocator) for a size no
- * slab class serves more cheaply. What the store counts for an item.
+ * The memory a block takes from its allocator: a slab class's size (up
+ * to 512 bytes, plus its share of the page: the page's bytes over its
+ * blocks, rounded up; above, the blocks tile the page to within 8 bytes
+ * each and a 32-byte head), or jemalloc's size class (whatever the
+ * build's allocator) for a size no slab class serves more cheaply. What
+ * the store counts for an item.
  *
  * Context: any.
  * Return: the bytes, >= @size.

@@ -48,6 +48,11 @@ struct store_config {
 	unsigned int nshards;		/* power of two, 1..4096 */
 	unsigned int hash_bits;		/* initial log2 hash slots per shard,
 					 * 2..30; 0: 4 */
+	unsigned int queue_bits;	/* initial log2 of S3-FIFO's small
+					 * ring's slots per shard, the ghost's
+					 * fingerprints twice as many, up to
+					 * 24; 0: the least (they grow with
+					 * the items) */
 	bool no_evict;			/* -M: refuse instead of evicting */
 	size_t class_page;		/* the limit is at least this much for
 					 * every memcached class stored in,

@@ -13,6 +13,7 @@
 #define NSHARDS_MAX		4096
 #define HASH_BITS_DEFAULT	4
 #define HASH_BITS_MAX		30
+#define QUEUE_BITS_MAX		24
 #define ITEM_SIZE_MAX_DEFAULT	(1024 * 1024)
 #define PART_MAX_DEFAULT	65536	/* string items a partition splits above */
 
@@ -155,7 +156,7 @@ struct store *store_create(const struct store_config *cfg)
 		return NULL;
 	if (bits == 0)
 		bits = HASH_BITS_DEFAULT;
-	if (bits > HASH_BITS_MAX)
+	if (bits > HASH_BITS_MAX || cfg->queue_bits > QUEUE_BITS_MAX)
 		return NULL;
 	if (cfg->item_size_max > UINT32_MAX / 2)
 		return NULL;
@@ -191,7 +192,7 @@ struct store *store_create(const struct store_config *cfg)
 
 		if (!slots)
 			break;
-		if (queues_init(&sh->q, bits, s->shard_bits)) {
+		if (queues_init(&sh->q, cfg->queue_bits, s->shard_bits)) {
 			ak_free(slots);
 			break;
 		}

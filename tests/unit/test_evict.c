@@ -31,6 +31,8 @@
 
 static char value[VALUE];
 
+/* A store of one shard, its ring a sixteenth of its hash slots and its
+ * ghost an eighth (no fewer than the least). */
 static struct store *new_store(size_t limit, unsigned int hash_bits)
 {
 	struct store_config cfg = {
@@ -38,6 +40,7 @@ static struct store *new_store(size_t limit, unsigned int hash_bits)
 		.item_size_max = 1024 * 1024,
 		.nshards = 1,
 		.hash_bits = hash_bits,
+		.queue_bits = hash_bits > 4 ? hash_bits - 4 : 0,
 	};
 	struct store *s = store_create(&cfg);
 
@@ -506,6 +509,60 @@ static void test_limit_takes_a_page_per_memcached_class(void)
 	store_destroy(s);
 }
 
+/*
+ * Values of one size where memcached's slab class and ours hold as many a
+ * page: the store holds at least memcached 1.6.18's count at the same -m
+ * (each server -t 2, keys key:<n>, `stats` curr_items after a fill of
+ * more than fit). The ring and the ghost, counted in the limit, start
+ * small and grow with the items, so that they leave these counts whole.
+ */
+static void test_large_values_hold_memcacheds_count(void)
+{
+	static const struct {
+		uint32_t nbytes, mb, mc_items;
+	} fills[] = {
+		{ 8765, 12, 1416 }, { 10899, 12, 1128 }, { 13809, 12, 900 },
+		{ 65536, 64, 960 }, { 100000, 64, 640 }, { 200000, 64, 320 },
+		{ 500000, 64, 128 },
+	};
+	static char big[500000];
+	unsigned int f, n;
+
+	memset(big, 'w', sizeof(big));
+	for (f = 0; f < ARRAY_SIZE(fills); f++) {
+		struct store_config cfg = {
+			.mem_limit = (size_t)fills[f].mb << 20,
+			.item_size_max = 1024 * 1024, .nshards = 2,
+			.hash_bits = 4, .class_page = 1 << 20,
+		};
+		struct store *s = store_create(&cfg);
+		struct store_stats st;
+		char key[32];
+
+		if (!s)
+			return;
+		store_set_time(s, T0);
+		for (n = 0; n < fills[f].mc_items * 3 / 2; n++) {
+			size_t nkey = (size_t)snprintf(key, sizeof(key),
+						       "key:%u", n);
+			struct item *it;
+
+			CHECK(store_item_alloc(s, key, nkey, 0, 0,
+					       fills[f].nbytes, &it) == 0);
+			memcpy(item_value(it), big, fills[f].nbytes);
+			CHECK(store_item_store(s, it, STORE_OP_SET, 0,
+					       NULL) == STORE_STORED);
+		}
+		store_stats(s, &st);
+		CHECK_MSG(st.curr_items >= fills[f].mc_items,
+			  "%u bytes at -m %u: %" PRIu64 " items, memcached "
+			  "%u", fills[f].nbytes, fills[f].mb, st.curr_items,
+			  fills[f].mc_items);
+		check_store(s, "large values");
+		store_destroy(s);
+	}
+}
+
 int main(void)
 {
 	hash_init();
@@ -517,5 +574,6 @@ int main(void)
 	test_failed_queue_growth_backs_off();
 	test_hash_table_is_outside_the_limit();
 	test_limit_takes_a_page_per_memcached_class();
+	test_large_values_hold_memcacheds_count();
 	return check_report();
 }
