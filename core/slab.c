@@ -502,11 +502,50 @@ static unsigned int page_purge_idle_locked(struct slab_class *c,
 	return n;
 }
 
+/*
+ * Below 8 KiB a free block holds no whole memory page of its own, but a
+ * class's wholly free page kept for the next allocation (at most one) may
+ * stay unused for long: with values of many sizes, one for each of a
+ * hundred classes. Its first free block's link is marked at one call;
+ * still wholly free at the next, the page goes back to as it came from
+ * jemalloc (no block ever handed out) and its memory to the kernel, but
+ * for the memory page that holds its head.
+ */
+static void page_purge_empty_locked(struct slab_class *c)
+{
+	struct slab_page *pg;
+	uintptr_t w;
+
+	if (!c->empty)
+		return;
+	pg = list_last_entry(&c->partial, struct slab_page, node);
+	if (pg->nfree != c->per_page || !pg->free)
+		return;		/* in use, or as it came */
+	block_unpoison(pg->free, sizeof(void *));
+	w = *(uintptr_t *)pg->free;
+	if (!(w & BLOCK_SEEN)) {
+		*(uintptr_t *)pg->free = w | BLOCK_SEEN;
+		block_poison(pg->free, sizeof(void *));
+		return;
+	}
+	block_poison(pg->free, sizeof(void *));
+	pg->free = NULL;
+	pg->next = 0;
+	purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
+}
+
 void slab_purge_idle(void)
 {
 	struct slab_page *pg;
 	unsigned int i;
 
+	for (i = 0; i < purge_first; i++) {
+		struct slab_class *c = &classes[i];
+
+		ak_lock_acquire(&c->lock);
+		page_purge_empty_locked(c);
+		ak_lock_release(&c->lock);
+	}
 	for (i = purge_first; i < nclasses; i++) {
 		struct slab_class *c = &classes[i];
 		unsigned int n = 0;

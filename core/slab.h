@@ -39,7 +39,8 @@
  * gives its memory to the kernel. From 8 KiB on, the memory of the free
  * blocks that stay unused on their pages goes back to the kernel too
  * (slab_purge_idle()): their pages hold few blocks, and a page in use for
- * one block would otherwise hold the free ones' memory.
+ * one block would otherwise hold the free ones' memory. Below, the wholly
+ * free page a class keeps does, when it stays so.
  *
  * Synchronization: thread safe. A thread that ends returns its free
  * blocks (a thread-specific destructor); slab_thread_flush() does it early.
@@ -174,11 +175,15 @@ void slab_thread_flush(void);
  * since is marked for the next call. Called once a second, so a block
  * freed and used again within the second keeps its memory; blocks of one
  * class share few pages, and with values of many sizes the free ones
- * would otherwise hold much memory outside the limit.
+ * would otherwise hold much memory outside the limit. Below 8 KiB, a
+ * class's wholly free page kept for the next allocation (one at most), if
+ * it was so at the last call, gives the memory of its blocks back, but
+ * the memory page of its header, and hands them out from its start again
+ * (its blocks do not count in @purged_bytes of slab_get_stats()).
  *
- * Context: any; takes each class lock from 8 KiB in turn and calls
- * madvise() under it, for at most 32 blocks a class (the others wait for
- * the next call).
+ * Context: any; takes each class lock in turn and calls madvise() under
+ * it, for at most 32 blocks a class from 8 KiB (the others wait for the
+ * next call) and one page below.
  */
 void slab_purge_idle(void);
 

@@ -585,9 +585,63 @@ static void test_purge_beside_churning_threads(void)
 	CHECK(st.page_bytes >= st.purged_bytes);
 }
 
+/*
+ * A class below 8 KiB keeps its wholly free page; idle from one
+ * slab_purge_idle() to the next, its memory goes back to the kernel but
+ * for the memory page of its head, and its blocks are handed out again
+ * from the start. Run first: the class has no other page then.
+ */
+#define EMPTY_SIZE	3000		/* 43 blocks of 3,040 a 128 KiB page */
+#define EMPTY_BLOCKS	3		/* the third lies past 8 KiB */
+
+static void test_idle_empty_page_leaves_memory(void)
+{
+	unsigned char *b[EMPTY_BLOCKS], *again[EMPTY_BLOCKS];
+	unsigned long bad = 0;
+	uintptr_t page;
+	unsigned int i;
+	size_t k;
+
+	for (i = 0; i < EMPTY_BLOCKS; i++) {
+		b[i] = slab_alloc(EMPTY_SIZE);
+		CHECK(b[i]);
+		if (!b[i])
+			return;
+		memset(b[i], 0x5a, EMPTY_SIZE);
+	}
+	for (i = 0; i < EMPTY_BLOCKS; i++)
+		slab_free(b[i], EMPTY_SIZE);
+	slab_thread_flush();		/* to their page, wholly free, kept */
+	slab_purge_idle();		/* marks it */
+	slab_purge_idle();		/* still free: purged */
+	for (i = 0; i < EMPTY_BLOCKS; i++) {
+		again[i] = slab_alloc(EMPTY_SIZE);
+		CHECK(again[i]);
+		if (!again[i])
+			return;
+	}
+	/* the page's blocks from the first, as a new page's */
+	page = (uintptr_t)again[0] - 32;
+	CHECK_MSG(page % 4096 == 0 && again[0] == b[0] &&
+		  again[EMPTY_BLOCKS - 1] == b[EMPTY_BLOCKS - 1],
+		  "blocks at %p and %p, before %p", (void *)again[0],
+		  (void *)again[EMPTY_BLOCKS - 1], (void *)b[0]);
+	/* the memory pages past the head's read as zeros */
+	for (i = 0; i < EMPTY_BLOCKS; i++)
+		for (k = 0; k < EMPTY_SIZE; k++)
+			if ((uintptr_t)(again[i] + k) >= page + 4096 &&
+			    again[i][k] != 0)
+				bad++;
+	CHECK_MSG(!bad, "%lu bytes past the first memory page kept", bad);
+	for (i = 0; i < EMPTY_BLOCKS; i++)
+		slab_free(again[i], EMPTY_SIZE);
+	slab_thread_flush();
+}
+
 int main(void)
 {
 	printf("allocator: %s\n", ak_alloc_name());
+	test_idle_empty_page_leaves_memory();
 	test_charge_is_never_above_jemalloc();
 	test_blocks_hold_their_bytes();
 	test_free_pages_go_back();
