@@ -28,8 +28,8 @@
  *	(the server's hand over its hash table; an item entering it within
  *	the half turn ahead of the hand is passed by once), for comparison.
  *
- * Trace options: -a ALPHA (Zipf exponent, 1.0), -k KEYS (1000000),
- * -n REQUESTS (4000000), -S SEED (1), -m MIX:
+ * Trace options: -a ALPHA (Zipf exponent, 1.0; 0: uniform), -k KEYS
+ * (1000000), -n REQUESTS (4000000), -S SEED (1), -m MIX:
  *	plain	Zipf over KEYS keys, 100-byte values, no TTL
  *	scan	plain, and after every 20,000 requests a scan of 5,000
  *		keys never seen before (one-hit keys)
@@ -972,7 +972,7 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (!o.keys || !o.requests || !batch || o.alpha <= 0)
+	if (!o.keys || !o.requests || !batch || o.alpha < 0)
 		usage();
 	if (!strcmp(mode, "fill") && port > 0 && vbytes &&
 	    vbytes <= FILL_MAX) {
