@@ -16,8 +16,9 @@
  * pages have almost none either), and such a block is charged its size:
  * where memcached's class holds as many a page, the same limit holds as
  * many items. Above 16 KiB the page is 1 MiB,
- * memcached's, and holds fewer than 32 blocks (16 to 31 of 32 to 64 KiB,
- * one of the largest class, 1 MiB less the header), and a block's class
+ * memcached's, and holds 63 blocks or fewer (32 to 63 of 16 to 32 KiB, 16
+ * to 31 of 32 to 64 KiB, one of the largest class, 1 MiB less the
+ * header), and a block's class
  * is the one of the most blocks a 1 MiB page can hold at its size, where
  * memcached's classes, 1.25 apart, hold at most as many and jemalloc's,
  * four a doubling, waste up to a fifth. A block size is served from a
@@ -87,10 +88,10 @@ static inline unsigned int slab_class_of(size_t size)
  * slab_charge() - the bytes a block of @size costs
  * @size: a block size
  *
- * The memory a block takes from its allocator: a slab class's size (up
- * to 512 bytes, plus its share of the page: the page's bytes over its
- * blocks, rounded up; above, the blocks tile the page to within 8 bytes
- * each and a 32-byte head), or jemalloc's size class (whatever the
+ * The memory a block takes from its allocator: a slab class's block size,
+ * plus, up to 512 bytes, its share of the page (the page's bytes over its
+ * blocks, rounded up; above, the blocks tile their page to within 8 bytes
+ * each and a 32-byte header); or jemalloc's size class (whatever the
  * build's allocator) for a size no slab class serves more cheaply. What
  * the store counts for an item.
  *

@@ -2874,7 +2874,10 @@ static void test_bad_config(void)
 	CHECK(store_create(&cfg) == NULL);
 	cfg.nshards = 4;
 	cfg.hash_bits = 10;
-	cfg.mem_limit = 1024;	/* the empty hash tables do not fit */
+	cfg.mem_limit = 1024;	/* the empty rings and ghosts do not fit */
+	CHECK(store_create(&cfg) == NULL);
+	cfg.mem_limit = 0;
+	cfg.queue_bits = 25;	/* a first ring of 2^25 slots: too large */
 	CHECK(store_create(&cfg) == NULL);
 }
 
