@@ -295,10 +295,10 @@ static inline void *page_block(const struct slab_class *c,
 
 /*
  * Give the kernel back the memory pages inside @len bytes at @p, free
- * bytes of a class of 8 KiB or more: its blocks are few on their page,
+ * bytes of a class of 8 KiB or more (its blocks are few on their page,
  * and a page with one block in use would otherwise hold the others'
- * memory, outside the limit. A page dropped reads as zeros when used
- * again.
+ * memory, outside the limit), or a smaller class's idle wholly free page.
+ * A page dropped reads as zeros when used again.
  */
 static void purge(void *p, size_t len)
 {
@@ -396,8 +396,8 @@ static struct slab_page *page_give_locked(struct slab_class *c, void *p)
 
 /*
  * The classes above 16 KiB take no thread cache: a block comes from its
- * page and goes back to it. A page holds 31 or fewer of their blocks (of
- * 8 to 16 KiB, 32 to 63), and with values of many sizes at a small limit
+ * page and goes back to it. A page holds 63 or fewer of their blocks (of
+ * 8 to 16 KiB, 64 to 127), and with values of many sizes at a small limit
  * most of their pages are partly free, outside the limit; so a free block
  * of 8 KiB or more (it holds a whole memory page) that stays free on its
  * page from one slab_purge_idle() to the next gives its memory to the
