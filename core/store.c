@@ -267,6 +267,8 @@ enum store_result store_commit(struct store *s, struct commit *c)
 			item_put(c->it);
 			c->it = copy;
 			c->size = item_alloc_size(copy);
+			/* the key c->k points at was the old block's */
+			keyref_of_item(&c->k, c->it);
 			continue;
 		}
 		if (ret != STORE_NO_MEMORY || !c->short_by)

@@ -44,6 +44,8 @@ static struct store *new_store(size_t limit, unsigned int hash_bits)
 	};
 	struct store *s = store_create(&cfg);
 
+	CHECK_MSG(s, "store_create(limit %zu, %u hash bits)", limit,
+		  hash_bits);
 	if (s)
 		store_set_time(s, T0);
 	return s;
