@@ -178,7 +178,7 @@ static bool dead_look_locked(struct store *s, struct shard *sh,
 	unsigned int n = sh->dead_look ? sh->dead_look : 1;
 
 	ak_lock_assert_held(&sh->lock);
-	if (shard_expire_locked(s, sh, n, now, dead)) {
+	if (shard_expire_locked(s, sh, n, now, dead, NULL)) {
 		sh->dead_look = n < DEAD_LOOK_MAX ? 2 * n : n;
 		return true;
 	}

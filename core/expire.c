@@ -127,14 +127,19 @@ void store_flush_all(struct store *s, rel_time_t when)
 /* ---- active expiry ---- */
 
 /*
- * Move the expiry hand over @n items, reclaiming the dead ones.
- * Return: how many it reclaimed.
+ * Move the expiry hand over @n items, reclaiming the dead ones and, while
+ * a slab class is emptying a page (slab_drains()), moving the live ones
+ * on it (shard_move_locked()) when @moved is not NULL: not when an
+ * eviction looks for a dead item, which must leave the item its store
+ * replaces where it is. Return: how many it reclaimed; *@moved gets how
+ * many it moved.
  */
 unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 				 unsigned int n, rel_time_t now,
-				 struct dead_list *dead)
+				 struct dead_list *dead, unsigned int *moved)
 {
-	unsigned int got = 0;
+	bool draining = moved && slab_drains();
+	unsigned int got = 0, m = 0;
 	struct item *it;
 
 	ak_lock_assert_held(&sh->lock);
@@ -143,8 +148,14 @@ unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 		if (item_state(s, it, now) != STORE_HIT) {
 			shard_reclaim_locked(s, sh, it, dead);
 			got++;
+		} else if (draining &&
+			   slab_draining(it, item_block_size_of(it)) &&
+			   shard_move_locked(s, sh, it, dead)) {
+			m++;
 		}
 	}
+	if (moved)
+		*moved = m;
 	return got;
 }
 
@@ -154,7 +165,7 @@ unsigned int store_expire_step(struct store *s, unsigned int budget)
 			 s->cfg.nshards;
 	unsigned int start = __atomic_fetch_add(&s->expire_shard, 1,
 						__ATOMIC_RELAXED);
-	unsigned int i, reclaimed = 0, spent = 0;
+	unsigned int i, reclaimed = 0, moved = 0, spent = 0;
 	rel_time_t now = store_now(s);
 
 	for (i = 0; i < s->cfg.nshards && spent < budget; i++) {
@@ -162,8 +173,8 @@ unsigned int store_expire_step(struct store *s, unsigned int budget)
 		uint64_t left = quota;
 
 		while (left) {
-			unsigned int n = left < EXPIRE_SLICE ? (unsigned int)left :
-							       EXPIRE_SLICE;
+			unsigned int m, n = left < EXPIRE_SLICE ?
+					    (unsigned int)left : EXPIRE_SLICE;
 			DEAD_LIST(dead);
 
 			shard_lock(sh);
@@ -172,7 +183,9 @@ unsigned int store_expire_step(struct store *s, unsigned int budget)
 				left = sh->curr_items;
 			if (n > left)
 				n = (unsigned int)left;
-			reclaimed += shard_expire_locked(s, sh, n, now, &dead);
+			reclaimed += shard_expire_locked(s, sh, n, now, &dead,
+							 &m);
+			moved += m;
 			shard_unlock(sh);
 			__atomic_fetch_add(&s->expire_checked, n,
 					   __ATOMIC_RELAXED);
@@ -182,5 +195,5 @@ unsigned int store_expire_step(struct store *s, unsigned int budget)
 		}
 	}
 	__atomic_fetch_add(&s->expire_reclaimed, reclaimed, __ATOMIC_RELAXED);
-	return reclaimed;
+	return reclaimed + moved;
 }

@@ -113,6 +113,20 @@ static inline void list_del(struct list_head *entry)
 }
 
 /**
+ * list_move() - unlink @entry and insert it after @head
+ * @entry: a linked node
+ * @head:  where it goes
+ *
+ * Context: any; the caller provides the locking of the list.
+ */
+static inline void list_move(struct list_head *entry, struct list_head *head)
+{
+	entry->next->prev = entry->prev;
+	entry->prev->next = entry->next;
+	list_add(entry, head);
+}
+
+/**
  * list_move_tail() - unlink @entry and insert it before @head
  * @entry: a linked node
  * @head:  where it goes

@@ -71,6 +71,46 @@ void shard_reclaim_locked(struct store *s, struct shard *sh,
 	shard_unlink_locked(s, sh, it, dead);
 }
 
+/*
+ * Put a copy of @it, linked in @sh, in a block of its size class off the
+ * page the class is emptying (slab_draining()), in @it's place on every
+ * index and in the small ring (same cas, so the same slot), as a store
+ * replacing it with the same bytes would; @it goes onto @dead. An item a
+ * reply or walk holds stays (moved, it would take two blocks until they
+ * let go). Counts, the memory charge, the hands' places and the queues'
+ * order do not change. Return: whether it moved (not when held, or when
+ * its class has no other free block).
+ */
+bool shard_move_locked(struct store *s, struct shard *sh, struct item *it,
+		       struct dead_list *dead)
+{
+	size_t size = item_block_size_of(it);
+	struct item **slot;
+	struct item *to;
+
+	ak_lock_assert_held(&sh->lock);
+	if (__atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) != 1)
+		return false;
+	to = slab_alloc_moved(size);
+	if (!to)
+		return false;
+	memcpy(to, it, size);
+	to->refcount = 1;
+	if (item_is_int(it)) {
+		radix_tree_replace(&sh->ints, it->ikey, to);
+	} else {
+		htable_replace(&sh->ht, it, to,
+			       item_key_hash(item_str_key(it), it->nkey));
+		part_replace_locked(&s->parts, it, to);
+	}
+	slot = queues_slot(&sh->q, it);
+	if (*slot == it)
+		*slot = to;
+	item_clear_flag(it, ITEM_LINKED);
+	dead_push(dead, it);
+	return true;
+}
+
 /* The first string item at or after slot h->slot (NULL: none). */
 static struct item *hand_slot_scan_locked(const struct shard *sh,
 					  struct clock_hand *h)

@@ -589,6 +589,8 @@ void shard_unlink_locked(struct store *s, struct shard *sh, struct item *it,
 			 struct dead_list *dead);
 void shard_reclaim_locked(struct store *s, struct shard *sh, struct item *it,
 			  struct dead_list *dead);
+bool shard_move_locked(struct store *s, struct shard *sh, struct item *it,
+		       struct dead_list *dead);
 struct item *shard_hand_item_locked(const struct shard *sh,
 				    struct clock_hand *h);
 void shard_hand_step_locked(const struct shard *sh, struct clock_hand *h,
@@ -616,7 +618,7 @@ int mem_charge_locked(struct store *s, struct shard *sh, size_t bytes,
 /* expire.c: the expiry hand's walk */
 unsigned int shard_expire_locked(struct store *s, struct shard *sh,
 				 unsigned int n, rel_time_t now,
-				 struct dead_list *dead);
+				 struct dead_list *dead, unsigned int *moved);
 
 /* evict.c: the queues' growth within the limit, cross-shard eviction */
 void mem_grow_queues(struct store *s, struct shard *sh);

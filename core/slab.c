@@ -58,6 +58,10 @@
 #define BLOCK_MARKS		3
 #define PURGE_BATCH		32	/* blocks purged a class a call, under
 					 * its lock: the rest at the next */
+#define DRAIN_LOOK		256	/* partial pages looked at for the
+					 * sparsest to empty */
+#define DRAIN_CALLS		8	/* slab_purge_idle() calls a page may
+					 * take to empty before it is let be */
 
 /*
  * The head of a page: the blocks follow, from PAGE_HEAD on. @next counts
@@ -69,7 +73,11 @@ struct slab_page {
 				 * nfree > 0; the wholly free at its tail */
 	void *free;
 	uint32_t nfree;		/* free blocks on the page, used or not */
-	uint32_t next;		/* blocks below it have been handed out */
+	uint16_t next;		/* blocks below it have been handed out */
+	uint16_t draining;	/* 0, or being emptied, on the class's
+				 * drain list, since the slab_purge_idle()
+				 * call this tells (drain_tick(); written
+				 * under lock, read without: atomic) */
 };
 
 struct slab_class {
@@ -79,7 +87,11 @@ struct slab_class {
 	uint32_t per_page;
 	uint32_t charge;	/* slab_charge() of a block */
 	uint32_t tc_max;	/* free blocks a thread keeps */
+	uint32_t ndrain;	/* pages being emptied (written under lock,
+				 * read without: atomic) */
 	/* below: under lock */
+	struct list_head drain;	/* those pages, the oldest first */
+	uint64_t drain_free;	/* their free blocks */
 	struct list_head partial;
 	unsigned int empty;	/* wholly free pages on partial (at most 1
 				 * after a free) */
@@ -96,6 +108,10 @@ struct tcache {			/* of the classes up to SLAB_TABLE_MAX */
 
 static struct slab_class classes[SLAB_CLASSES_MAX];
 static unsigned int nclasses;
+static unsigned int drains;		/* atomic: pages being emptied */
+static unsigned int purge_calls;	/* atomic: slab_purge_idle() calls */
+static uint64_t drained;		/* atomic: pages emptied so */
+static uint64_t drain_moves;		/* atomic: blocks moved off them */
 static unsigned int large_first;	/* the first class above the tables */
 static unsigned int purge_first;	/* the first class slab_purge_idle()
 					 * looks at: blocks of 8 KiB and up */
@@ -140,9 +156,11 @@ static void class_add(size_t size, uint32_t psize)
 	c = &classes[nclasses++];
 	ak_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->partial);
+	INIT_LIST_HEAD(&c->drain);
 	c->size = (uint32_t)size;
 	c->psize = psize;
 	c->per_page = (psize - PAGE_HEAD) / c->size;
+	assert(c->per_page <= UINT16_MAX);	/* struct slab_page's next */
 	/*
 	 * A tiled class's page holds its blocks to within 8 bytes each and
 	 * its head: a block costs its size. A class up to SLAB_TILED may
@@ -320,6 +338,7 @@ static struct slab_page *page_new(const struct slab_class *c)
 	pg->free = NULL;
 	pg->nfree = c->per_page;
 	pg->next = 0;
+	pg->draining = 0;
 	INIT_LIST_HEAD(&pg->node);
 	if (class_is_large(c))	/* memory jemalloc had: its blocks may wait */
 		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
@@ -359,6 +378,15 @@ static void *page_take_locked(struct slab_class *c, struct slab_page *pg)
 	return p;
 }
 
+/* @pg, being emptied, is not any more (still on the drain list). */
+static void drain_end_locked(struct slab_class *c, struct slab_page *pg)
+{
+	c->drain_free -= pg->nfree;
+	__atomic_store_n(&pg->draining, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->ndrain, c->ndrain - 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&drains, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * Put @p back on its page. Return: the page if it is now wholly free and
  * the class already keeps one, unlinked for the caller to free after the
@@ -378,7 +406,15 @@ static struct slab_page *page_give_locked(struct slab_class *c, void *p)
 	*(void **)p = pg->free;
 	block_poison(p, sizeof(void *));
 	pg->free = p;
-	if (++pg->nfree == 1)
+	pg->nfree++;
+	if (unlikely(pg->draining)) {
+		c->drain_free++;
+		if (pg->nfree == c->per_page) {	/* emptied: wholly free */
+			drain_end_locked(c, pg);
+			__atomic_fetch_add(&drained, 1, __ATOMIC_RELAXED);
+		}
+	}
+	if (pg->nfree == 1)
 		list_add(&pg->node, &c->partial);
 	if (pg->nfree < c->per_page)
 		return NULL;
@@ -461,7 +497,9 @@ static void page_free(const struct slab_class *c, struct slab_page *pg)
 	ak_page_free(pg, c->psize);
 }
 
-static void large_free(struct slab_class *c, void *p)
+/* Give @p straight back to its page, not through a thread's cache: a
+ * block above 16 KiB, or one on a page being emptied. */
+static void block_return(struct slab_class *c, void *p)
 {
 	struct slab_page *pg;
 
@@ -534,16 +572,99 @@ static void page_purge_empty_locked(struct slab_class *c)
 	purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 }
 
+/* What a page's draining holds for the slab_purge_idle() call @call:
+ * 1..65535, never 0. */
+static inline uint16_t drain_tick(unsigned int call)
+{
+	return (uint16_t)(call % 65535 + 1);
+}
+
+/*
+ * Empty pages that blocks freed in no order left sparse. The class's
+ * free blocks on its partial pages (not the wholly free one it keeps, nor
+ * those being emptied) are counted from its totals; while they are more
+ * than a page and a quarter, the sparsest of the first DRAIN_LOOK partial
+ * pages go onto the drain list, as many as the others' free blocks can
+ * take the blocks of (with those of the pages already on it), with a
+ * quarter of a page to spare: no block is
+ * taken from them, one freed there goes straight back (slab_free_class(),
+ * slab_alloc_class()), and the store moves the items they hold to the
+ * class's other pages as its walk meets them (slab_draining(),
+ * slab_alloc_moved()). Emptied, such a page is a wholly free one, kept or
+ * given back as any other. One not emptied after DRAIN_CALLS calls (a
+ * reply holds an item there, or a block of it waits in an idle thread's
+ * cache) goes back on the list, at its end: the pages not tried come
+ * first, and a later call may choose it again.
+ */
+static void drain_step_locked(struct slab_class *c, unsigned int call)
+{
+	struct slab_page *cand[DRAIN_LOOK], *pg;
+	uint16_t now = drain_tick(call);
+	uint64_t spare, room, need;
+	unsigned int n = 0, i, k;
+
+	while (!list_empty(&c->drain)) {
+		pg = list_first_entry(&c->drain, struct slab_page, node);
+		if ((uint16_t)((now - pg->draining + 65535) % 65535) <
+		    DRAIN_CALLS)
+			break;
+		drain_end_locked(c, pg);
+		/* last to be chosen again, but before the wholly free page
+		 * (page_purge_empty_locked() finds it last) */
+		if (c->empty)
+			list_move_tail(&pg->node, c->partial.prev);
+		else
+			list_move_tail(&pg->node, &c->partial);
+	}
+	spare = c->pages * c->per_page - c->out -
+		(uint64_t)c->empty * c->per_page - c->drain_free;
+	if (c->per_page < 2 || spare * 4 <= (uint64_t)c->per_page * 5)
+		return;
+	need = (uint64_t)c->ndrain * c->per_page - c->drain_free;
+	list_for_each_entry(pg, &c->partial, node) {
+		if (pg->nfree == c->per_page)
+			continue;	/* the wholly free one */
+		/* by free blocks, the most first (insertion) */
+		for (i = n; i && cand[i - 1]->nfree < pg->nfree; i--)
+			cand[i] = cand[i - 1];
+		cand[i] = pg;
+		if (++n == DRAIN_LOOK)
+			break;
+	}
+	room = spare;
+	for (k = 0; k < n; k++) {
+		pg = cand[k];
+		/* the others' free blocks take those in use here, and a
+		 * quarter page more */
+		if (room - pg->nfree < need + (c->per_page - pg->nfree) +
+				       c->per_page / 4)
+			break;
+		room -= pg->nfree;
+		need += c->per_page - pg->nfree;
+		c->drain_free += pg->nfree;
+		__atomic_store_n(&pg->draining, now, __ATOMIC_RELAXED);
+		list_move_tail(&pg->node, &c->drain);
+	}
+	if (!k)
+		return;
+	__atomic_store_n(&c->ndrain, c->ndrain + k, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&drains, k, __ATOMIC_RELAXED);
+}
+
 void slab_purge_idle(void)
 {
+	unsigned int call = __atomic_fetch_add(&purge_calls, 1,
+					       __ATOMIC_RELAXED);
 	struct slab_page *pg;
 	unsigned int i;
+
 
 	for (i = 0; i < purge_first; i++) {
 		struct slab_class *c = &classes[i];
 
 		ak_lock_acquire(&c->lock);
 		page_purge_empty_locked(c);
+		drain_step_locked(c, call);
 		ak_lock_release(&c->lock);
 	}
 	for (i = purge_first; i < nclasses; i++) {
@@ -557,6 +678,7 @@ void slab_purge_idle(void)
 				break;
 		}
 		c->purged += n;
+		drain_step_locked(c, call);
 		ak_lock_release(&c->lock);
 	}
 }
@@ -661,6 +783,21 @@ void slab_thread_flush(void)
 
 /* ---- the interface ---- */
 
+/* Whether @p is on a page of @c being emptied. */
+static inline bool block_draining(const struct slab_class *c, const void *p)
+{
+	return __atomic_load_n(&c->ndrain, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&block_page(c, p)->draining, __ATOMIC_RELAXED);
+}
+
+/* Give @p back to its class's page being emptied. */
+static __attribute__((noinline)) void drain_give(struct slab_class *c,
+						 void *p)
+{
+	block_poison(p, c->size);
+	block_return(c, p);
+}
+
 void *slab_alloc_class(unsigned int ci)
 {
 	struct tcache *tc = &tcache;
@@ -668,9 +805,15 @@ void *slab_alloc_class(unsigned int ci)
 
 	if (unlikely(ak_alloc_refused()))
 		return NULL;
-	if (unlikely(!tc->n[ci]))
-		return tcache_fill(tc, ci);
-	p = tc->blk[ci][--tc->n[ci]];
+	for (;;) {
+		if (unlikely(!tc->n[ci]))
+			return tcache_fill(tc, ci);
+		p = tc->blk[ci][--tc->n[ci]];
+		if (likely(!block_draining(&classes[ci], p)))
+			break;
+		/* cached before its page began to be emptied: back to it */
+		drain_give(&classes[ci], p);
+	}
 	block_unpoison(p, classes[ci].size);
 	return p;
 }
@@ -678,14 +821,56 @@ void *slab_alloc_class(unsigned int ci)
 void slab_free_class(void *p, unsigned int ci)
 {
 	struct tcache *tc = &tcache;
-	const struct slab_class *c = &classes[ci];
+	struct slab_class *c = &classes[ci];
 
+	if (unlikely(block_draining(c, p))) {
+		drain_give(c, p);	/* not to be handed out again */
+		return;
+	}
 	block_poison(p, c->size);
 	if (unlikely(tc->n[ci] >= c->tc_max))
 		tcache_drain(tc, ci, c->tc_max / 2);
 	tc->blk[ci][tc->n[ci]++] = p;
 	if (unlikely(!tc->registered))
 		tcache_register(tc);
+}
+
+unsigned int slab_drains(void)
+{
+	return __atomic_load_n(&drains, __ATOMIC_RELAXED);
+}
+
+bool slab_draining(const void *p, size_t size)
+{
+	unsigned int ci = slab_class_of(size);
+
+	return ci && block_draining(&classes[ci - 1], p);
+}
+
+void *slab_alloc_moved(size_t size)
+{
+	unsigned int ci = slab_class_of(size);
+	struct slab_class *c;
+	struct slab_page *pg;
+	void *p = NULL;
+
+	if (!ci)
+		return NULL;
+	c = &classes[ci - 1];
+	ak_lock_acquire(&c->lock);
+	if (!list_empty(&c->partial)) {
+		pg = list_first_entry(&c->partial, struct slab_page, node);
+		if (pg->nfree < c->per_page) {	/* not the wholly free */
+			p = page_take_locked(c, pg);
+			c->out++;
+		}
+	}
+	ak_lock_release(&c->lock);
+	if (p) {
+		block_unpoison(p, c->size);
+		__atomic_fetch_add(&drain_moves, 1, __ATOMIC_RELAXED);
+	}
+	return p;
 }
 
 void *slab_alloc_large(size_t size)
@@ -706,7 +891,7 @@ void slab_free_large(void *p, size_t size)
 	if (!ci)
 		ak_free_sized(p, size);
 	else if (p)
-		large_free(&classes[ci - 1], p);
+		block_return(&classes[ci - 1], p);
 }
 
 void slab_get_stats(struct slab_stats *st)
@@ -725,4 +910,6 @@ void slab_get_stats(struct slab_stats *st)
 		st->purged_bytes += c->purged * c->size;
 		ak_lock_release(&c->lock);
 	}
+	st->drained_pages = __atomic_load_n(&drained, __ATOMIC_RELAXED);
+	st->moved_blocks = __atomic_load_n(&drain_moves, __ATOMIC_RELAXED);
 }

@@ -189,6 +189,53 @@ void slab_thread_flush(void);
 void slab_purge_idle(void);
 
 /**
+ * slab_drains() - how many classes are emptying a page now
+ *
+ * Blocks freed in no order (main's hand evicts in the hash table's, and
+ * deletes and overwrites of other sizes come as they come) leave a class
+ * many pages partly free, and a page with one block in use holds the
+ * memory of all. So slab_purge_idle() picks, in a class whose free blocks
+ * on partly used pages are more than a page and a quarter, the sparsest
+ * page (of the first 64 on its list) to empty: no block is handed out
+ * from it, one freed there goes straight back to it, and the store moves
+ * the items it holds into the class's other pages
+ * (slab_draining(), slab_alloc_moved()). Emptied, it goes back to
+ * jemalloc for any class to use (or stays, the one wholly free page a
+ * class keeps); one that does not empty within 64 calls goes back on its
+ * list.
+ *
+ * Context: any; a relaxed load.
+ * Return: the count; 0: no block need move.
+ */
+unsigned int slab_drains(void);
+
+/**
+ * slab_draining() - whether a block is on a page its class is emptying
+ * @p:    a block from slab_alloc() of @size
+ * @size: its size
+ *
+ * Context: any; a relaxed load, so a page that began or ended being
+ * emptied a moment ago may be seen as it was.
+ * Return: true if a copy of the block should move (slab_alloc_moved()).
+ */
+bool slab_draining(const void *p, size_t size);
+
+/**
+ * slab_alloc_moved() - a block to move one that slab_draining() named into
+ * @size: the block's size
+ *
+ * From a page of the class partly in use, never from the page being
+ * emptied, nor from the wholly free page the class keeps, nor from a new
+ * page: moving only packs the blocks in use. Not refused by fault
+ * injection (it never asks the allocator). Free it with slab_free().
+ *
+ * Context: any; takes the class lock (a leaf), so a caller may hold
+ * its own locks.
+ * Return: the block, or NULL when the class has no such free block.
+ */
+void *slab_alloc_moved(size_t size);
+
+/**
  * struct slab_stats - what slab_get_stats() reports
  * @pages:      pages the classes hold
  * @page_bytes: their bytes
@@ -197,6 +244,8 @@ void slab_purge_idle(void);
  * @block_bytes: slab_charge() of those blocks
  * @purged_bytes: free blocks' bytes given back to the kernel
  *              (slab_purge_idle()), in @page_bytes but not in memory
+ * @drained_pages: pages emptied by moving their blocks (slab_draining())
+ * @moved_blocks: blocks handed out by slab_alloc_moved()
  */
 struct slab_stats {
 	uint64_t pages;
@@ -204,6 +253,8 @@ struct slab_stats {
 	uint64_t blocks;
 	uint64_t block_bytes;
 	uint64_t purged_bytes;
+	uint64_t drained_pages;
+	uint64_t moved_blocks;
 };
 
 /**

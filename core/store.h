@@ -473,10 +473,12 @@ unsigned int store_tidy_partitions(struct store *s, unsigned int max);
  * @budget: items to examine at most (over all shards)
  *
  * Call it periodically; each call holds each shard lock only for a bounded
- * slice.
+ * slice. While a slab class is emptying a page (slab_drains()), the live
+ * items met on it move to the class's other pages (a copy, in the same
+ * place in every index and queue: clients see nothing of it).
  *
- * Context: takes and releases shard locks.
- * Return: items reclaimed.
+ * Context: takes and releases shard locks (and class locks inside them).
+ * Return: items reclaimed or moved.
  */
 unsigned int store_expire_step(struct store *s, unsigned int budget);
 

@@ -181,9 +181,11 @@ static void on_clock(evutil_socket_t fd, short what, void *arg)
 	slab_purge_idle();
 	/* partitions that deletes left small join their neighbours */
 	store_tidy_partitions(srv->store, TIDY_MERGES);
-	/* reclaim in slices while there is something to reclaim */
+	/* reclaim in slices while there is something to reclaim, and walk
+	 * on while a slab class is emptying a page */
 	for (round = 0; round < 64; round++) {
-		if (!store_expire_step(srv->store, EXPIRE_SLICE))
+		if (!store_expire_step(srv->store, EXPIRE_SLICE) &&
+		    !slab_drains())
 			break;
 		if (server_now_us() - start > EXPIRE_TICK_US)
 			break;

@@ -259,6 +259,7 @@ static void stats_general(struct server *srv, struct reply *out)
 {
 	struct stats_totals t;
 	struct store_stats st;
+	struct slab_stats ss;
 	struct rusage ru;
 	time_t now = time(NULL);
 
@@ -301,12 +302,18 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_u64(out, "hash_power_level", log2_u64(st.hash_buckets));
 	stat_u64(out, "hash_bytes", st.hash_bytes);
 	stat_u64(out, "hash_is_expanding", st.rehashing ? 1 : 0);
-	/* memcached's slab mover, LRU maintainer and crawler thread, log
+	/* memcached's slab mover: the items moved off the pages the slab
+	 * classes emptied, and those pages (core/slab.h, slab_drains()) */
+	slab_get_stats(&ss);
+	stat_u64(out, "slab_reassign_rescues", ss.moved_blocks);
+	/* its other counters, LRU maintainer and crawler thread, log
 	 * watchers and NAPI: anchorkv has none of them */
-	stat_zeros(out, "slab_reassign_rescues slab_reassign_chunk_rescues "
+	stat_zeros(out, "slab_reassign_chunk_rescues "
 		   "slab_reassign_evictions_nomem slab_reassign_inline_reclaim "
 		   "slab_reassign_busy_items slab_reassign_busy_deletes "
-		   "slab_reassign_running slabs_moved lru_crawler_running "
+		   "slab_reassign_running");
+	stat_u64(out, "slabs_moved", ss.drained_pages);
+	stat_zeros(out, "lru_crawler_running "
 		   "lru_crawler_starts lru_maintainer_juggles");
 	stat_u64(out, "malloc_fails", ak_alloc_failed());
 	stat_zeros(out, "log_worker_dropped log_worker_written "

@@ -11,6 +11,7 @@ dirty pages and size-class slack of its arenas (about 12 MiB measured), with
 room to spare, plus a per-connection allowance (an input buffer and a reply
 chunk of 16 KiB each, and the connection's own records).
 """
+import random
 import threading
 import time
 
@@ -157,3 +158,63 @@ def test_small_limit_takes_a_page_per_memcached_class(tmp_path):
     assert int(st["evictions"]) > 0
     held = int(st["bytes"]) + int(own["index_bytes"])
     assert 5 * MIB < held <= taken
+
+
+def test_rss_bounded_when_deleted_values_give_way_to_a_new_size(tmp_path):
+    """Values of 1,000 bytes, three quarters of them then deleted in no
+    order, left every slab page of their class a quarter used, and a page
+    with one item holds the memory of all: values of 3,000 bytes set next
+    took new memory, and the daemon at -m 64 grew to 110 MiB. The slab
+    classes now empty their sparse pages, the items left moving to the
+    class's other pages (core/slab.h, slab_drains()): the pages go back
+    for the new size, every value read is whole, and RSS stays within the
+    bound of test_rss_bounded_under_set_load."""
+    srv = start_release(["-m", str(LIMIT_MIB), "-t", "2"], str(tmp_path))
+    small, large = b"a" * 1000, b"b" * 3000
+    try:
+        with srv.conn() as c:
+            for lo in range(0, 50000, 500):
+                c.send(b"".join(b"set a%d 0 0 1000 noreply\r\n%s\r\n"
+                                % (i, small) for i in range(lo, lo + 500)))
+            gone = random.Random(7).sample(range(50000), 37500)
+            for lo in range(0, len(gone), 500):
+                c.send(b"".join(b"delete a%d noreply\r\n" % i
+                                for i in gone[lo:lo + 500]))
+            sparse = c.stats()
+            # the clock empties pages once a second
+            for _ in range(20):
+                time.sleep(0.5)
+                packed = c.stats()
+                if int(packed["slab_page_bytes"]) * 3 < \
+                        int(sparse["slab_page_bytes"]):
+                    break
+            peak = vm_rss_kib(srv.pid)
+            for lo in range(0, 20000, 500):
+                c.send(b"".join(b"set b%d 0 0 3000 noreply\r\n%s\r\n"
+                                % (i, large) for i in range(lo, lo + 500)))
+                peak = max(peak, vm_rss_kib(srv.pid))
+            st = c.stats()
+            kept = sorted(set(range(50000)) - set(gone))
+            got = {}
+            for lo in range(0, len(kept), 100):
+                got.update(c.get(*[b"a%d" % i for i in kept[lo:lo + 100]]))
+            late = c.get(*[b"b%d" % i for i in range(19900, 20000)])
+        peak = max(peak, vm_rss_kib(srv.pid))
+    finally:
+        srv.stop()
+    bound_kib = (LIMIT_MIB + FIXED_OVERHEAD_MIB) * 1024 + 2 * PER_CONN_KIB
+    print("slab pages: %s bytes after the deletes, %s a moment later "
+          "(%s items moved, %s pages emptied); peak RSS %d KiB (bound %d); "
+          "%d of %d kept values still held, evictions %s" % (
+              sparse["slab_page_bytes"], packed["slab_page_bytes"],
+              packed["slab_reassign_rescues"], packed["slabs_moved"], peak,
+              bound_kib, len(got), len(kept), st["evictions"]))
+    assert int(packed["slab_reassign_rescues"]) > 0
+    assert int(packed["slabs_moved"]) > 0
+    # the quarter kept, packed: its bytes and a few pages
+    assert int(packed["slab_page_bytes"]) <= \
+        len(kept) * 1100 + 8 * 65536
+    assert all(v == small for v in got.values())
+    assert len(late) == 100 and all(v == large for v in late.values())
+    assert peak <= bound_kib, "peak RSS %d KiB over %d KiB" % (peak,
+                                                               bound_kib)
