@@ -72,6 +72,32 @@ void shard_reclaim_locked(struct store *s, struct shard *sh,
 }
 
 /*
+ * @it's bytes into @to, but for what others may touch meanwhile: the
+ * refcount (a walk under a partition lock takes a reference) and a string
+ * item's place in its partition's order (rbnode and subtree, written
+ * under the partition lock, which part_replace_locked() takes to copy
+ * them). The rest changes only under the shard lock, held.
+ */
+static void item_move_bytes(struct item *to, const struct item *it,
+			    size_t size)
+{
+	size_t anchors = (size_t)(item_anchors_end(it) - (const char *)it);
+
+	memcpy(to, it, offsetof(struct item, refcount));
+	to->refcount = 1;
+	memcpy(&to->nkey, &it->nkey,
+	       offsetof(struct item, subtree) - offsetof(struct item, nkey));
+	to->subtree = 0;
+	to->time = it->time;
+	if (item_is_int(it))
+		to->ikey = it->ikey;
+	else
+		RB_CLEAR_NODE(&to->rbnode);
+	memcpy((char *)to + anchors, (const char *)it + anchors,
+	       size - anchors);
+}
+
+/*
  * Put a copy of @it, linked in @sh, in a block of its size class off the
  * page the class is emptying (slab_draining()), in @it's place on every
  * index and in the small ring (same cas, so the same slot), as a store
@@ -94,8 +120,7 @@ bool shard_move_locked(struct store *s, struct shard *sh, struct item *it,
 	to = slab_alloc_moved(size);
 	if (!to)
 		return false;
-	memcpy(to, it, size);
-	to->refcount = 1;
+	item_move_bytes(to, it, size);
 	if (item_is_int(it)) {
 		radix_tree_replace(&sh->ints, it->ikey, to);
 	} else {

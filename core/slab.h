@@ -189,20 +189,20 @@ void slab_thread_flush(void);
 void slab_purge_idle(void);
 
 /**
- * slab_drains() - how many classes are emptying a page now
+ * slab_drains() - how many pages the classes are emptying now
  *
  * Blocks freed in no order (main's hand evicts in the hash table's, and
  * deletes and overwrites of other sizes come as they come) leave a class
  * many pages partly free, and a page with one block in use holds the
  * memory of all. So slab_purge_idle() picks, in a class whose free blocks
- * on partly used pages are more than a page and a quarter, the sparsest
- * page (of the first 64 on its list) to empty: no block is handed out
- * from it, one freed there goes straight back to it, and the store moves
- * the items it holds into the class's other pages
- * (slab_draining(), slab_alloc_moved()). Emptied, it goes back to
- * jemalloc for any class to use (or stays, the one wholly free page a
- * class keeps); one that does not empty within 64 calls goes back on its
- * list.
+ * on partly used pages are more than a page and a quarter, its sparsest
+ * pages (of the first 256 on its list, as many as the other pages' free
+ * blocks can take the blocks of) to empty: no block is handed out from
+ * them, one freed there goes straight back, and the store moves the
+ * items they hold into the class's other pages (slab_draining(),
+ * slab_alloc_moved()). Emptied, a page goes back to jemalloc for any
+ * class to use (or stays, the one wholly free page a class keeps); one
+ * not emptied within 8 calls goes back on its list.
  *
  * Context: any; a relaxed load.
  * Return: the count; 0: no block need move.
