@@ -658,7 +658,6 @@ void slab_purge_idle(void)
 	struct slab_page *pg;
 	unsigned int i;
 
-
 	for (i = 0; i < purge_first; i++) {
 		struct slab_class *c = &classes[i];
 

@@ -169,20 +169,20 @@ static unsigned int log2_u64(uint64_t n)
 }
 
 /* The slab classes between jemalloc's (core/slab.h) that hold items. */
-static void stats_slabs_own(struct reply *out)
+static void stats_slabs_own(struct reply *out, const struct slab_stats *ss)
 {
-	struct slab_stats ss;
-
-	slab_get_stats(&ss);
-	stat_u64(out, "slab_pages", ss.pages);
-	stat_u64(out, "slab_page_bytes", ss.page_bytes);
-	stat_u64(out, "slab_blocks", ss.blocks);
-	stat_u64(out, "slab_purged_bytes", ss.purged_bytes);
+	stat_u64(out, "slab_pages", ss->pages);
+	stat_u64(out, "slab_page_bytes", ss->page_bytes);
+	stat_u64(out, "slab_blocks", ss->blocks);
+	stat_u64(out, "slab_purged_bytes", ss->purged_bytes);
+	stat_u64(out, "slab_pages_emptied", ss->drained_pages);
+	stat_u64(out, "slab_items_moved", ss->moved_blocks);
 }
 
 /* anchorkv's own counters, after memcached's in "stats". */
 static void stats_own(struct reply *out, const struct stats_totals *t,
-		      const struct store_stats *st)
+		      const struct store_stats *st,
+		      const struct slab_stats *ss)
 {
 	stat_str(out, "anchorkv_version", ANCHORKV_VERSION);
 	stat_u64(out, "cmd_range", t->p.cmd_range);
@@ -207,7 +207,7 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "partitions", st->partitions);
 	stat_u64(out, "partition_splits", st->partition_splits);
 	stat_u64(out, "partition_merges", st->partition_merges);
-	stats_slabs_own(out);
+	stats_slabs_own(out, ss);
 	stat_str(out, "allocator", ak_alloc_name());
 }
 
@@ -340,7 +340,7 @@ static void stats_general(struct server *srv, struct reply *out)
 		   "moves_within_lru");
 	stat_u64(out, "direct_reclaims", st.evictions + st.reclaimed);
 	stat_zeros(out, "lru_bumps_dropped");
-	stats_own(out, &t, &st);
+	stats_own(out, &t, &st, &ss);
 	saver_stats(&srv->saver, out);
 }
 
@@ -348,10 +348,12 @@ static void stats_anchorkv(struct server *srv, struct reply *out)
 {
 	struct stats_totals t;
 	struct store_stats st;
+	struct slab_stats ss;
 
 	stats_sum(srv, &t);
 	store_stats(srv->store, &st);
-	stats_own(out, &t, &st);
+	slab_get_stats(&ss);
+	stats_own(out, &t, &st, &ss);
 	stat_u64(out, "hash_max_probe", store_hash_max_probe(srv->store));
 }
 
