@@ -132,14 +132,14 @@ build/anchorkv-cli: $(CLI_SRCS:%.c=build/rel/%.o) build/rel/protocol/base64.o
 # core/ and protocol/ when it names none.
 UNIT_DEPS_test_list       := core/alloc.c
 UNIT_DEPS_test_alloc      := core/alloc.c
-UNIT_DEPS_test_slab       := core/slab.c core/alloc.c core/lock.c
+UNIT_DEPS_test_slab       := core/slab.c core/slab_purge.c core/alloc.c core/lock.c
 UNIT_DEPS_test_lock       := core/lock.c
 UNIT_DEPS_test_rbtree     := core/rbtree.c core/alloc.c
 UNIT_DEPS_test_radix_tree := core/radix_tree.c core/alloc.c
 UNIT_DEPS_test_htable     := core/htable.c core/hash.c core/alloc.c
 UNIT_DEPS_test_store      := $(CORE_SRCS)
 UNIT_DEPS_test_reply      := protocol/reply.c core/item.c core/hash.c core/alloc.c \
-                             core/slab.c core/lock.c
+                             core/slab.c core/slab_purge.c core/lock.c
 UNIT_DEPS_test_conf       := server/conf.c server/settings.c server/cmdline.c \
                              core/alloc.c
 UNIT_DEPS_test_auth       := server/auth.c core/alloc.c
@@ -160,7 +160,7 @@ build/asan/tests/test_alloc_jemalloc: tests/unit/test_alloc.c build/rel/core/all
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(WARN) -O2 -o $@ $^ $(REL_LIBS)
 UNIT_BINS += build/asan/tests/test_slab_jemalloc
-build/asan/tests/test_slab_jemalloc: tests/unit/test_slab.c build/rel/core/slab.o build/rel/core/alloc.o build/rel/core/lock.o
+build/asan/tests/test_slab_jemalloc: tests/unit/test_slab.c build/rel/core/slab.o build/rel/core/slab_purge.o build/rel/core/alloc.o build/rel/core/lock.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(WARN) -O2 -o $@ $^ $(REL_LIBS)
 
@@ -176,9 +176,9 @@ build/asan/tests/test_store_tsan: tests/unit/test_store.c $(CORE_SRCS) $(wildcar
 # and test_slab: the class locks, the idle purge beside threads that
 # take and give back blocks.
 UNIT_BINS += build/asan/tests/test_slab_tsan
-build/asan/tests/test_slab_tsan: tests/unit/test_slab.c core/slab.c core/alloc.c core/lock.c $(wildcard core/*.h tests/unit/*.h) build/flags
+build/asan/tests/test_slab_tsan: tests/unit/test_slab.c core/slab.c core/slab_purge.c core/alloc.c core/lock.c $(wildcard core/*.h tests/unit/*.h) build/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(TSAN_CFLAGS) -o $@ tests/unit/test_slab.c core/slab.c core/alloc.c core/lock.c $(LDFLAGS) $(LIBS)
+	$(CC) $(TSAN_CFLAGS) -o $@ tests/unit/test_slab.c core/slab.c core/slab_purge.c core/alloc.c core/lock.c $(LDFLAGS) $(LIBS)
 
 # Fuzz targets (tests/fuzz/fuzz_<target>.c): libFuzzer builds with clang
 # for `make fuzz`, and the same entry point linked with tests/fuzz/replay.c

@@ -8,29 +8,22 @@
  * is its address with the low bits cleared.
  *
  * Lock order: a class lock is a leaf; nothing is taken under it, and the
- * pages it frees are handed to jemalloc after it is released.
+ * pages it frees are handed to jemalloc after it is released. The
+ * clock's purge and the emptying of sparse pages are slab_purge.c's; the
+ * records both files share, slab_page.h's.
  */
 #include "slab.h"
+#include "slab_page.h"
 
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "alloc.h"
 #include "compiler.h"
 #include "list.h"
 #include "lock.h"
-
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/asan_interface.h>
-#define block_poison(p, n)	ASAN_POISON_MEMORY_REGION(p, n)
-#define block_unpoison(p, n)	ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define block_poison(p, n)	((void)(p), (void)(n))
-#define block_unpoison(p, n)	((void)(p), (void)(n))
-#endif
 
 #define JE_SMALL		128	/* jemalloc's classes are 16 bytes apart
 					 * up to here, four per doubling above */
@@ -43,62 +36,10 @@
 #define PAGE_TILED_MIN		65536
 #define PAGE_MAX		(1u << 20)
 #define GRANULES		((SLAB_TABLE_MAX >> SLAB_GRANULE_SHIFT) + 1)
-#define PAGE_HEAD		32	/* sizeof(struct slab_page), 16-aligned */
 #define TCACHE_BYTES		8192	/* a thread's free blocks of a class */
 #define TCACHE_MAX		16
 #define TCACHE_CLASSES		256	/* the classes up to SLAB_TABLE_MAX,
 					 * at most (256) */
-#define PURGE_PAGE		4096	/* the unit madvise() drops */
-#define PURGE_MIN		(2 * PURGE_PAGE)	/* a block this large holds
-						 * a whole one */
-#define BLOCK_SEEN		1	/* in a free block's link: free at
-					 * the last slab_purge_idle() */
-#define BLOCK_PURGED		2	/* and its memory went back to the
-					 * kernel at one */
-#define BLOCK_MARKS		3
-#define PURGE_BATCH		32	/* blocks purged a class a call, under
-					 * its lock: the rest at the next */
-#define DRAIN_LOOK		256	/* partial pages looked at for the
-					 * sparsest to empty */
-#define DRAIN_CALLS		8	/* slab_purge_idle() calls a page may
-					 * take to empty before it is let be */
-
-/*
- * The head of a page: the blocks follow, from PAGE_HEAD on. @next counts
- * the blocks ever handed out from the page's end of never-used ones; the
- * others that are free are on @free, each holding the next.
- */
-struct slab_page {
-	struct list_head node;	/* on the class's partial list while
-				 * nfree > 0; the wholly free at its tail */
-	void *free;
-	uint32_t nfree;		/* free blocks on the page, used or not */
-	uint16_t next;		/* blocks below it have been handed out */
-	uint16_t draining;	/* 0, or being emptied, on the class's
-				 * drain list, since the slab_purge_idle()
-				 * call this tells (drain_tick(); written
-				 * under lock, read without: atomic) */
-};
-
-struct slab_class {
-	struct ak_lock lock;
-	uint32_t size;
-	uint32_t psize;		/* the page's bytes, a power of two */
-	uint32_t per_page;
-	uint32_t charge;	/* slab_charge() of a block */
-	uint32_t tc_max;	/* free blocks a thread keeps */
-	uint32_t ndrain;	/* pages being emptied (written under lock,
-				 * read without: atomic) */
-	/* below: under lock */
-	struct list_head drain;	/* those pages, the oldest first */
-	uint64_t drain_free;	/* their free blocks */
-	struct list_head partial;
-	unsigned int empty;	/* wholly free pages on partial (at most 1
-				 * after a free) */
-	uint64_t pages;
-	uint64_t out;		/* blocks off their pages */
-	uint64_t purged;	/* free blocks whose memory the kernel has */
-} __attribute__((aligned(64)));
 
 struct tcache {			/* of the classes up to SLAB_TABLE_MAX */
 	void *blk[TCACHE_CLASSES][TCACHE_MAX];
@@ -106,15 +47,13 @@ struct tcache {			/* of the classes up to SLAB_TABLE_MAX */
 	bool registered;	/* the thread's end will flush it */
 };
 
-static struct slab_class classes[SLAB_CLASSES_MAX];
-static unsigned int nclasses;
-static unsigned int drains;		/* atomic: pages being emptied */
-static unsigned int purge_calls;	/* atomic: slab_purge_idle() calls */
-static uint64_t drained;		/* atomic: pages emptied so */
+struct slab_class slab_classes[SLAB_CLASSES_MAX];
+unsigned int slab_nclasses;
+unsigned int slab_purge_first;
+unsigned int slab_drain_pages;
+uint64_t slab_drained;
 static uint64_t drain_moves;		/* atomic: blocks moved off them */
 static unsigned int large_first;	/* the first class above the tables */
-static unsigned int purge_first;	/* the first class slab_purge_idle()
-					 * looks at: blocks of 8 KiB and up */
 uint16_t slab_granule_class[GRANULES];
 uint32_t slab_granule_charge[GRANULES];
 static __thread struct tcache tcache;
@@ -152,8 +91,8 @@ static void class_add(size_t size, uint32_t psize)
 {
 	struct slab_class *c;
 
-	assert(nclasses < SLAB_CLASSES_MAX);
-	c = &classes[nclasses++];
+	assert(slab_nclasses < SLAB_CLASSES_MAX);
+	c = &slab_classes[slab_nclasses++];
 	ak_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->partial);
 	INIT_LIST_HEAD(&c->drain);
@@ -176,13 +115,6 @@ static void class_add(size_t size, uint32_t psize)
 		c->tc_max = TCACHE_MAX;
 	if (c->tc_max < 2)
 		c->tc_max = 2;
-}
-
-/* Whether @c is above the tables: no thread cache (slab_alloc_large()),
- * and its pages' memory goes back to the kernel as they come and go. */
-static inline bool class_is_large(const struct slab_class *c)
-{
-	return c->size > SLAB_TABLE_MAX;
 }
 
 /*
@@ -243,23 +175,24 @@ __attribute__((constructor)) static void slab_tables_init(void)
 
 	classes_small();
 	classes_tiled();
-	for (large_first = 0; large_first < nclasses; large_first++)
-		if (classes[large_first].size > SLAB_TABLE_MAX)
+	for (large_first = 0; large_first < slab_nclasses; large_first++)
+		if (slab_classes[large_first].size > SLAB_TABLE_MAX)
 			break;
 	assert(large_first <= TCACHE_CLASSES);
-	for (purge_first = 0; purge_first < nclasses; purge_first++)
-		if (classes[purge_first].size >= PURGE_MIN)
+	for (slab_purge_first = 0; slab_purge_first < slab_nclasses;
+	     slab_purge_first++)
+		if (slab_classes[slab_purge_first].size >= PURGE_MIN)
 			break;
 	for (g = 0, i = 0; g < GRANULES; g++) {
 		size_t jc;
 
 		size = g << SLAB_GRANULE_SHIFT;
 		jc = jemalloc_class(size ? size : 1);
-		while (i < nclasses && classes[i].size < size)
+		while (i < slab_nclasses && slab_classes[i].size < size)
 			i++;
-		if (size > SLAB_LOW && i < nclasses && classes[i].charge < jc) {
+		if (size > SLAB_LOW && i < slab_nclasses && slab_classes[i].charge < jc) {
 			slab_granule_class[g] = (uint16_t)(i + 1);
-			slab_granule_charge[g] = classes[i].charge;
+			slab_granule_charge[g] = slab_classes[i].charge;
 		} else {
 			slab_granule_class[g] = 0;
 			slab_granule_charge[g] = (uint32_t)jc;
@@ -271,21 +204,21 @@ __attribute__((constructor)) static void slab_tables_init(void)
  * jemalloc's): a binary search. */
 unsigned int slab_class_large(size_t size)
 {
-	unsigned int lo = large_first, hi = nclasses;
+	unsigned int lo = large_first, hi = slab_nclasses;
 
 	if (size > SLAB_MAX)
 		return 0;
 	while (lo < hi) {
 		unsigned int mid = (lo + hi) / 2;
 
-		if (classes[mid].size < size)
+		if (slab_classes[mid].size < size)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == nclasses)	/* above the largest class */
+	if (lo == slab_nclasses)	/* above the largest class */
 		return 0;
-	return classes[lo].charge < jemalloc_class(size) ? lo + 1 : 0;
+	return slab_classes[lo].charge < jemalloc_class(size) ? lo + 1 : 0;
 }
 
 size_t slab_charge_large(size_t size)
@@ -293,40 +226,11 @@ size_t slab_charge_large(size_t size)
 	unsigned int ci = slab_class_large(size);
 
 	if (ci)
-		return classes[ci - 1].charge;
+		return slab_classes[ci - 1].charge;
 	return size > SLAB_MAX ? ak_good_size(size) : jemalloc_class(size);
 }
 
 /* ---- the pages of a class, under its lock ---- */
-
-static inline struct slab_page *block_page(const struct slab_class *c,
-					   const void *p)
-{
-	return (struct slab_page *)((uintptr_t)p & ~(uintptr_t)(c->psize - 1));
-}
-
-static inline void *page_block(const struct slab_class *c,
-			       struct slab_page *pg, uint32_t idx)
-{
-	return (char *)pg + PAGE_HEAD + (size_t)idx * c->size;
-}
-
-/*
- * Give the kernel back the memory pages inside @len bytes at @p, free
- * bytes of a class of 8 KiB or more (its blocks are few on their page,
- * and a page with one block in use would otherwise hold the others'
- * memory, outside the limit), or a smaller class's idle wholly free page.
- * A page dropped reads as zeros when used again.
- */
-static void purge(void *p, size_t len)
-{
-	const uintptr_t mask = ~(uintptr_t)(PURGE_PAGE - 1);
-	uintptr_t lo = ((uintptr_t)p + PURGE_PAGE - 1) & mask;
-	uintptr_t hi = ((uintptr_t)p + len) & mask;
-
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
 
 /* A wholly free page, not yet on the class's list; NULL if out of memory. */
 static struct slab_page *page_new(const struct slab_class *c)
@@ -341,7 +245,8 @@ static struct slab_page *page_new(const struct slab_class *c)
 	pg->draining = 0;
 	INIT_LIST_HEAD(&pg->node);
 	if (class_is_large(c))	/* memory jemalloc had: its blocks may wait */
-		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
+		slab_mem_purge(page_block(c, pg, 0),
+			       (size_t)c->per_page * c->size);
 	block_poison(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 	return pg;
 }
@@ -378,15 +283,6 @@ static void *page_take_locked(struct slab_class *c, struct slab_page *pg)
 	return p;
 }
 
-/* @pg, being emptied, is not any more (still on the drain list). */
-static void drain_end_locked(struct slab_class *c, struct slab_page *pg)
-{
-	c->drain_free -= pg->nfree;
-	__atomic_store_n(&pg->draining, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->ndrain, c->ndrain - 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&drains, 1, __ATOMIC_RELAXED);
-}
-
 /*
  * Put @p back on its page. Return: the page if it is now wholly free and
  * the class already keeps one, unlinked for the caller to free after the
@@ -411,7 +307,7 @@ static struct slab_page *page_give_locked(struct slab_class *c, void *p)
 		c->drain_free++;
 		if (pg->nfree == c->per_page) {	/* emptied: wholly free */
 			drain_end_locked(c, pg);
-			__atomic_fetch_add(&drained, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&slab_drained, 1, __ATOMIC_RELAXED);
 		}
 	}
 	if (pg->nfree == 1)
@@ -428,7 +324,7 @@ static struct slab_page *page_give_locked(struct slab_class *c, void *p)
 	return NULL;
 }
 
-/* ---- the classes above 16 KiB; the idle purge from 8 KiB ---- */
+/* ---- the classes above 16 KiB (their idle purge: slab_purge.c) ---- */
 
 /*
  * The classes above 16 KiB take no thread cache: a block comes from its
@@ -493,7 +389,8 @@ static void page_leave_locked(struct slab_class *c,
 static void page_free(const struct slab_class *c, struct slab_page *pg)
 {
 	if (class_is_large(c))
-		purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
+		slab_mem_purge(page_block(c, pg, 0),
+			       (size_t)c->per_page * c->size);
 	ak_page_free(pg, c->psize);
 }
 
@@ -511,175 +408,6 @@ static void block_return(struct slab_class *c, void *p)
 	ak_lock_release(&c->lock);
 	if (pg)
 		page_free(c, pg);
-}
-
-/* Mark @pg's free blocks seen, and purge those seen before, up to @max,
- * under the lock. Return: the blocks purged. */
-static unsigned int page_purge_idle_locked(struct slab_class *c,
-					   struct slab_page *pg,
-					   unsigned int max)
-{
-	unsigned int n = 0;
-	uintptr_t w;
-	void *b;
-
-	for (b = pg->free; b && n < max;
-	     b = (void *)(w & ~(uintptr_t)BLOCK_MARKS)) {
-		block_unpoison(b, sizeof(void *));
-		w = *(uintptr_t *)b;
-		if (w & BLOCK_SEEN && !(w & BLOCK_PURGED)) {
-			purge((char *)b + sizeof(void *),
-			      c->size - sizeof(void *));
-			*(uintptr_t *)b = w | BLOCK_PURGED;
-			n++;
-		} else {
-			*(uintptr_t *)b = w | BLOCK_SEEN;
-		}
-		block_poison(b, sizeof(void *));
-	}
-	return n;
-}
-
-/*
- * Below 8 KiB a free block holds no whole memory page of its own, but a
- * class's wholly free page kept for the next allocation (at most one) may
- * stay unused for long: with values of many sizes, one for each of a
- * hundred classes. Its first free block's link is marked at one call;
- * still wholly free at the next, the page goes back to as it came from
- * jemalloc (no block ever handed out) and its memory to the kernel, but
- * for the memory page that holds its head.
- */
-static void page_purge_empty_locked(struct slab_class *c)
-{
-	struct slab_page *pg;
-	uintptr_t w;
-
-	if (!c->empty)
-		return;
-	pg = list_last_entry(&c->partial, struct slab_page, node);
-	if (pg->nfree != c->per_page || !pg->free)
-		return;		/* in use, or as it came */
-	block_unpoison(pg->free, sizeof(void *));
-	w = *(uintptr_t *)pg->free;
-	if (!(w & BLOCK_SEEN)) {
-		*(uintptr_t *)pg->free = w | BLOCK_SEEN;
-		block_poison(pg->free, sizeof(void *));
-		return;
-	}
-	block_poison(pg->free, sizeof(void *));
-	pg->free = NULL;
-	pg->next = 0;
-	purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
-}
-
-/* What a page's draining holds for the slab_purge_idle() call @call:
- * 1..65535, never 0. */
-static inline uint16_t drain_tick(unsigned int call)
-{
-	return (uint16_t)(call % 65535 + 1);
-}
-
-/*
- * Empty pages that blocks freed in no order left sparse. The class's
- * free blocks on its partial pages (not the wholly free one it keeps, nor
- * those being emptied) are counted from its totals; while they are more
- * than a page and a quarter, the sparsest of the first DRAIN_LOOK partial
- * pages go onto the drain list, as many as the others' free blocks can
- * take the blocks of (with those of the pages already on it), with a
- * quarter of a page to spare: no block is
- * taken from them, one freed there goes straight back (slab_free_class(),
- * slab_alloc_class()), and the store moves the items they hold to the
- * class's other pages as its walk meets them (slab_draining(),
- * slab_alloc_moved()). Emptied, such a page is a wholly free one, kept or
- * given back as any other. One not emptied after DRAIN_CALLS calls (a
- * reply holds an item there, or a block of it waits in an idle thread's
- * cache) goes back on the list, at its end: the pages not tried come
- * first, and a later call may choose it again.
- */
-static void drain_step_locked(struct slab_class *c, unsigned int call)
-{
-	struct slab_page *cand[DRAIN_LOOK], *pg;
-	uint16_t now = drain_tick(call);
-	uint64_t spare, room, need;
-	unsigned int n = 0, i, k;
-
-	while (!list_empty(&c->drain)) {
-		pg = list_first_entry(&c->drain, struct slab_page, node);
-		if ((uint16_t)((now - pg->draining + 65535) % 65535) <
-		    DRAIN_CALLS)
-			break;
-		drain_end_locked(c, pg);
-		/* last to be chosen again, but before the wholly free page
-		 * (page_purge_empty_locked() finds it last) */
-		if (c->empty)
-			list_move_tail(&pg->node, c->partial.prev);
-		else
-			list_move_tail(&pg->node, &c->partial);
-	}
-	spare = c->pages * c->per_page - c->out -
-		(uint64_t)c->empty * c->per_page - c->drain_free;
-	if (c->per_page < 2 || spare * 4 <= (uint64_t)c->per_page * 5)
-		return;
-	need = (uint64_t)c->ndrain * c->per_page - c->drain_free;
-	list_for_each_entry(pg, &c->partial, node) {
-		if (pg->nfree == c->per_page)
-			continue;	/* the wholly free one */
-		/* by free blocks, the most first (insertion) */
-		for (i = n; i && cand[i - 1]->nfree < pg->nfree; i--)
-			cand[i] = cand[i - 1];
-		cand[i] = pg;
-		if (++n == DRAIN_LOOK)
-			break;
-	}
-	room = spare;
-	for (k = 0; k < n; k++) {
-		pg = cand[k];
-		/* the others' free blocks take those in use here, and a
-		 * quarter page more */
-		if (room - pg->nfree < need + (c->per_page - pg->nfree) +
-				       c->per_page / 4)
-			break;
-		room -= pg->nfree;
-		need += c->per_page - pg->nfree;
-		c->drain_free += pg->nfree;
-		__atomic_store_n(&pg->draining, now, __ATOMIC_RELAXED);
-		list_move_tail(&pg->node, &c->drain);
-	}
-	if (!k)
-		return;
-	__atomic_store_n(&c->ndrain, c->ndrain + k, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&drains, k, __ATOMIC_RELAXED);
-}
-
-void slab_purge_idle(void)
-{
-	unsigned int call = __atomic_fetch_add(&purge_calls, 1,
-					       __ATOMIC_RELAXED);
-	struct slab_page *pg;
-	unsigned int i;
-
-	for (i = 0; i < purge_first; i++) {
-		struct slab_class *c = &classes[i];
-
-		ak_lock_acquire(&c->lock);
-		page_purge_empty_locked(c);
-		drain_step_locked(c, call);
-		ak_lock_release(&c->lock);
-	}
-	for (i = purge_first; i < nclasses; i++) {
-		struct slab_class *c = &classes[i];
-		unsigned int n = 0;
-
-		ak_lock_acquire(&c->lock);
-		list_for_each_entry(pg, &c->partial, node) {
-			n += page_purge_idle_locked(c, pg, PURGE_BATCH - n);
-			if (n == PURGE_BATCH)
-				break;
-		}
-		c->purged += n;
-		drain_step_locked(c, call);
-		ak_lock_release(&c->lock);
-	}
 }
 
 /* ---- the thread caches ---- */
@@ -707,7 +435,7 @@ static __attribute__((noinline)) void tcache_register(struct tcache *tc)
 /* Give the @n oldest blocks of @tc's class @i back to their pages. */
 static void tcache_drain(struct tcache *tc, unsigned int i, unsigned int n)
 {
-	struct slab_class *c = &classes[i];
+	struct slab_class *c = &slab_classes[i];
 	struct slab_page *done = NULL, *pg;
 	unsigned int k;
 
@@ -739,7 +467,7 @@ static void tcache_drain(struct tcache *tc, unsigned int i, unsigned int n)
 static __attribute__((noinline)) void *tcache_fill(struct tcache *tc,
 						   unsigned int i)
 {
-	struct slab_class *c = &classes[i];
+	struct slab_class *c = &slab_classes[i];
 	struct slab_page *fresh = NULL;
 	unsigned int want = c->tc_max / 2, got;
 	void *p;
@@ -808,19 +536,19 @@ void *slab_alloc_class(unsigned int ci)
 		if (unlikely(!tc->n[ci]))
 			return tcache_fill(tc, ci);
 		p = tc->blk[ci][--tc->n[ci]];
-		if (likely(!block_draining(&classes[ci], p)))
+		if (likely(!block_draining(&slab_classes[ci], p)))
 			break;
 		/* cached before its page began to be emptied: back to it */
-		drain_give(&classes[ci], p);
+		drain_give(&slab_classes[ci], p);
 	}
-	block_unpoison(p, classes[ci].size);
+	block_unpoison(p, slab_classes[ci].size);
 	return p;
 }
 
 void slab_free_class(void *p, unsigned int ci)
 {
 	struct tcache *tc = &tcache;
-	struct slab_class *c = &classes[ci];
+	struct slab_class *c = &slab_classes[ci];
 
 	if (unlikely(block_draining(c, p))) {
 		drain_give(c, p);	/* not to be handed out again */
@@ -834,16 +562,11 @@ void slab_free_class(void *p, unsigned int ci)
 		tcache_register(tc);
 }
 
-unsigned int slab_drains(void)
-{
-	return __atomic_load_n(&drains, __ATOMIC_RELAXED);
-}
-
 bool slab_draining(const void *p, size_t size)
 {
 	unsigned int ci = slab_class_of(size);
 
-	return ci && block_draining(&classes[ci - 1], p);
+	return ci && block_draining(&slab_classes[ci - 1], p);
 }
 
 void *slab_alloc_moved(size_t size)
@@ -855,7 +578,7 @@ void *slab_alloc_moved(size_t size)
 
 	if (!ci)
 		return NULL;
-	c = &classes[ci - 1];
+	c = &slab_classes[ci - 1];
 	ak_lock_acquire(&c->lock);
 	if (!list_empty(&c->partial)) {
 		pg = list_first_entry(&c->partial, struct slab_page, node);
@@ -880,7 +603,7 @@ void *slab_alloc_large(size_t size)
 		return ak_malloc(size);
 	if (unlikely(ak_alloc_refused()))
 		return NULL;
-	return large_alloc(&classes[ci - 1]);
+	return large_alloc(&slab_classes[ci - 1]);
 }
 
 void slab_free_large(void *p, size_t size)
@@ -890,7 +613,7 @@ void slab_free_large(void *p, size_t size)
 	if (!ci)
 		ak_free_sized(p, size);
 	else if (p)
-		block_return(&classes[ci - 1], p);
+		block_return(&slab_classes[ci - 1], p);
 }
 
 void slab_get_stats(struct slab_stats *st)
@@ -898,8 +621,8 @@ void slab_get_stats(struct slab_stats *st)
 	unsigned int i;
 
 	memset(st, 0, sizeof(*st));
-	for (i = 0; i < nclasses; i++) {
-		struct slab_class *c = &classes[i];
+	for (i = 0; i < slab_nclasses; i++) {
+		struct slab_class *c = &slab_classes[i];
 
 		ak_lock_acquire(&c->lock);
 		st->pages += c->pages;
@@ -909,6 +632,6 @@ void slab_get_stats(struct slab_stats *st)
 		st->purged_bytes += c->purged * c->size;
 		ak_lock_release(&c->lock);
 	}
-	st->drained_pages = __atomic_load_n(&drained, __ATOMIC_RELAXED);
+	st->drained_pages = __atomic_load_n(&slab_drained, __ATOMIC_RELAXED);
 	st->moved_blocks = __atomic_load_n(&drain_moves, __ATOMIC_RELAXED);
 }
