@@ -598,8 +598,12 @@ struct item *store_lookup(struct store *s, const struct store_req *req,
 			return it;
 		copied = store_give_slot(s, old);
 		item_put(old);
-		/* no memory at all for the copy: the hit, untouched */
-		tries = copied ? tries + 1 : REPLACE_RETRIES;
+		if (unlikely(!copied)) {
+			/* no memory at all for the copy: untouched, said */
+			res->why = STORE_TOUCH_NO_MEMORY;
+			return NULL;
+		}
+		tries++;
 	}
 }
 

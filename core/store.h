@@ -86,6 +86,8 @@ enum store_miss {
 	STORE_MISS_ABSENT,
 	STORE_MISS_EXPIRED,	/* found but expired (counted as get_expired) */
 	STORE_MISS_FLUSHED,	/* found but invalidated by flush_all */
+	STORE_TOUCH_NO_MEMORY,	/* found live, but a touch needed a copy
+				 * there was no memory for: untouched */
 };
 
 enum bound_kind {
@@ -337,6 +339,13 @@ struct store_res {
  * fetched and makes now its last access, unless STORE_REQ_NO_BUMP. The
  * recache is won (res->won) by the first request that finds the item
  * stale, or with STORE_REQ_RECACHE expiring before req->recache.
+ *
+ * A touch (STORE_REQ_TOUCH) of an item made without an expiry slot gives
+ * it a copy that has one. With no memory for that copy at all (the limit
+ * does not refuse it: only the allocator can), the item stays as it was
+ * and res->why is STORE_TOUCH_NO_MEMORY, with no item. Where other
+ * writers replace the item again each time it is copied, the last copy
+ * is touched or not, as the newer writes came after the touch.
  *
  * With req->buf, a value that fits is copied there under the shard lock,
  * so that no reference is taken and dropped: a small reply is cheaper

@@ -252,6 +252,11 @@ static void bin_get(struct proto_conn *pc, uint8_t op, bool quiet,
 				   res.why == STORE_HIT ? PREFIX_HIT :
 				   PREFIX_GET);
 	proto_count_lookup(&ctx->stats, touch, res.why == STORE_HIT);
+	if (unlikely(res.why == STORE_TOUCH_NO_MEMORY)) {
+		/* a touch, gat or gatk, quiet or not: the error is answered */
+		bin_error(pc, BIN_ENOMEM, NULL);
+		return;
+	}
 	if (res.why != STORE_HIT) {
 		if (res.why == STORE_MISS_EXPIRED)
 			ctx->stats.get_expired++;

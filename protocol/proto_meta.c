@@ -306,6 +306,12 @@ void proto_mg(struct proto_conn *pc, const struct parse_line *l, int arg)
 	bad = meta_bad_opaque(&m);
 	mg_request(s, &m, bad, &req);
 	it = store_lookup(s, &req, &res);
+	if (unlikely(res.why == STORE_TOUCH_NO_MEMORY)) {
+		/* a T that could not be done: neither the hit nor a new item */
+		proto_count_lookup(&ctx->stats, true, false);
+		proto_out(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
+		return;
+	}
 	if (!it && meta_has(&m, 'N')) {
 		it = mg_vivify(pc, &m, bad, &res, &raced);
 		created = it != NULL;

@@ -99,7 +99,13 @@ static void proto_value_copy(struct proto_conn *pc, const char *key,
 	reply_commit(&pc->out, (size_t)(q - p));
 }
 
-static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
+/*
+ * Answers one key of a get line. Return: false when the line's answer is
+ * an error instead (a gat that could not touch its hit for want of
+ * memory: proto_get_oom()); true otherwise.
+ */
+static bool proto_get_key(struct proto_conn *pc, const char *key,
+			  size_t nkey)
 {
 	struct proto_ctx *ctx = pc->ctx;
 	struct proto_stats *st = &ctx->stats;
@@ -141,7 +147,7 @@ static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
 			st->get_expired++;
 		else if (why == STORE_MISS_FLUSHED)
 			st->get_flushed++;
-		return;
+		return why != STORE_TOUCH_NO_MEMORY;
 	}
 	if (it)
 		proto_value(pc, it,
@@ -149,15 +155,32 @@ static void proto_get_key(struct proto_conn *pc, const char *key, size_t nkey)
 	else
 		proto_value_copy(pc, key, nkey, &val, data,
 				 get_kind_cas(pc->get_kind));
+	return true;
 }
 
-/* A key too long or with bad bytes: memcached answers only the error, so
- * what this get queued is taken back when it still can be. */
-static void proto_get_bad_key(struct proto_conn *pc)
+/* An error that is the whole answer to a get line: memcached answers only
+ * the error, so what this get queued is taken back when it still can be. */
+static void proto_get_error(struct proto_conn *pc, const char *msg,
+			    size_t len)
 {
 	if (pc->get_mark_ok)
 		reply_rewind(&pc->out, &pc->get_mark);
-	proto_out(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+	proto_out(pc, msg, len);
+}
+
+/* A key too long or with bad bytes. */
+static void proto_get_bad_key(struct proto_conn *pc)
+{
+	proto_get_error(pc, STR_AND_LEN(PROTO_BAD_FORMAT));
+}
+
+/* A gat's hit that needed memory to take its new expiry, and there was
+ * none (store_lookup()): memcached's answer when a get's reply cannot be
+ * built. */
+static void proto_get_oom(struct proto_conn *pc)
+{
+	proto_get_error(pc, STR_AND_LEN("SERVER_ERROR out of memory writing "
+					"get response\r\n"));
 }
 
 /* The end of a get line: END, or ERROR for a "get" without keys. */
@@ -204,7 +227,10 @@ static const char *proto_get_nul(struct proto_conn *pc, const char *key,
 		proto_get_bad_key(pc);
 	} else {
 		if (z > key) {
-			proto_get_key(pc, key, (size_t)(z - key));
+			if (!proto_get_key(pc, key, (size_t)(z - key))) {
+				proto_get_oom(pc);
+				return proto_get_answered(pc, p, end, eol);
+			}
 			if (unlikely(pc->state == PROTO_CLOSED))
 				return p;
 		}
@@ -251,7 +277,10 @@ static const char *proto_get_keys(struct proto_conn *pc, const char *p,
 			pc->state = PROTO_GET_CONT;
 			return key;
 		}
-		proto_get_key(pc, key, (size_t)(p - key));
+		if (unlikely(!proto_get_key(pc, key, (size_t)(p - key)))) {
+			proto_get_oom(pc);
+			return proto_get_answered(pc, p, end, eol);
+		}
 		if (unlikely(pc->state == PROTO_CLOSED))
 			return p;
 	}

@@ -118,6 +118,10 @@ void proto_touch(struct proto_conn *pc, const struct parse_line *l, int arg)
 		return;
 	}
 	ctx->stats.touch_misses++;
+	if (unlikely(res.why == STORE_TOUCH_NO_MEMORY)) {
+		proto_reply(pc, STR_AND_LEN("SERVER_ERROR out of memory\r\n"));
+		return;
+	}
 	if (res.why == STORE_MISS_EXPIRED)
 		ctx->stats.get_expired++;
 	else if (res.why == STORE_MISS_FLUSHED)

@@ -25,9 +25,11 @@ exits 0 on SIGTERM with nothing from ASan or LeakSanitizer on stderr
 """
 import random
 import socket
+import struct
 
 import pytest
 
+import binary
 import keyspace
 import mc
 from release import start_release
@@ -597,3 +599,49 @@ def test_alloc_fail_after_sweep(start_server):
     with srv.conn() as c:
         c.send(reads[0] + b"\r\n")
         assert c.recv_until(b"END\r\n") == want[reads[0]]
+
+
+def failures(c):
+    line = c.cmd("debug alloc_failures")
+    assert line.startswith(b"ALLOC_FAILURES ")
+    return int(line.split()[1])
+
+
+def test_touch_without_memory_for_the_expiry_answers_out_of_memory(
+        start_server):
+    """An item stored without an expiry takes one in a copy when touched
+    (core/store.h). With no memory for that copy, touch answered TOUCHED,
+    gat the value, and mg T a hit, and the item never expired; now each
+    answers memcached's out of memory error, and the item is as it was."""
+    srv = start_server([])
+    oom_get = b"SERVER_ERROR out of memory writing get response"
+    with srv.conn() as c:
+        assert c.set("ft:k", "value") == b"STORED"
+        assert c.set("4242", "value") == b"STORED"
+        for key in ("ft:k", "4242"):
+            for line, want in (("touch %s 100" % key, OOM),
+                               ("gat 100 %s" % key, oom_get),
+                               ("gats 100 ft:other %s" % key, oom_get),
+                               ("mg %s T100 v t" % key, OOM)):
+                before = failures(c)
+                assert c.cmd("debug alloc_fail_after 0") == b"OK"
+                assert c.cmd(line) == want, line
+                assert failures(c) == before + 1, line
+                assert c.cmd("mg %s v t" % key) == b"VA 5 t-1", line
+                assert c.recv_line() == b"value"
+        # binary touch and gat, quiet or not: Out of memory (0x82)
+        b = socket.create_connection((srv.host, srv.port))
+        b.sendall(binary.req("noop"))
+        assert binary.parse(b.recv(100))[0][0]["status"] == 0
+        for op in ("touch", "gat", "gatq", "gatk", "gatkq"):
+            assert c.cmd("debug alloc_fail_after 0") == b"OK"
+            b.sendall(binary.req(op, "ft:k", struct.pack(">I", 100)))
+            got, rest = binary.parse(b.recv(1000))
+            assert len(got) == 1 and not rest, op
+            assert got[0]["status"] == 0x82, (op, got)
+            assert got[0]["value"] == b"Out of memory", (op, got)
+        b.close()
+        assert c.cmd("debug alloc_fail off") == b"OK"
+        # with memory, each touches
+        assert c.cmd("touch ft:k 100") == b"TOUCHED"
+        assert c.cmd("mg ft:k t") == b"HD t100"

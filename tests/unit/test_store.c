@@ -169,6 +169,8 @@ static int touch_key(struct store *s, const char *key, size_t nkey,
 
 	if (store_lookup(s, &req, &res))
 		return -EINVAL;
+	if (res.why == STORE_TOUCH_NO_MEMORY)
+		return -ENOMEM;
 	return res.why == STORE_HIT ? 0 : -ENOENT;
 }
 
@@ -1430,6 +1432,18 @@ static void m_step(struct store *s, bool inject)
 		it = touch ? get_touch(s, key, nkey,
 					     store_exptime(s, pexp), &why) :
 			     lookup_get(s, key, nkey, &why);
+		/* an item made without an expiry slot takes one in a copy;
+		 * with no memory for it the gat says so and the item stays
+		 * as it was (store_lookup()) */
+		if (inject && why == STORE_TOUCH_NO_MEMORY) {
+			MCHECK(touch && live && !it, "gat %.*s: no memory",
+			       (int)nkey, key);
+			MCHECK(!touch_took(s, key, nkey, pexp) ||
+			       m_exptime(pexp) == e->exptime,
+			       "gat %.*s: touched all the same", (int)nkey,
+			       key);
+			return;
+		}
 		MCHECK(!!it == live, "get %.*s: %s", (int)nkey, key,
 		       it ? "hit" : "miss");
 		MCHECK((why == STORE_HIT) == live, "get %.*s: why %d",
@@ -1440,19 +1454,23 @@ static void m_step(struct store *s, bool inject)
 				       (int)nkey, key);
 			item_put(it);
 		}
-		if (live && touch &&
-		    (!inject || touch_took(s, key, nkey, pexp)))
+		if (live && touch)
 			e->exptime = m_exptime(pexp);
 	} else if (r < 590) {		/* touch */
 		int64_t pexp = rnd_exptime();
 
 		ret = touch_key(s, key, nkey, store_exptime(s, pexp));
+		if (inject && ret == -ENOMEM) {	/* as the gat above */
+			MCHECK(live, "touch %.*s: no memory", (int)nkey, key);
+			MCHECK(!touch_took(s, key, nkey, pexp) ||
+			       m_exptime(pexp) == e->exptime,
+			       "touch %.*s: touched all the same", (int)nkey,
+			       key);
+			return;
+		}
 		MCHECK(ret == (live ? 0 : -ENOENT), "touch %.*s", (int)nkey,
 		       key);
-		/* an item made without an expiry slot takes one in a copy;
-		 * with no memory for it the hit stays as it was (the touch
-		 * answers, untouched: store_lookup()) */
-		if (live && (!inject || touch_took(s, key, nkey, pexp)))
+		if (live)
 			e->exptime = m_exptime(pexp);
 	} else if (r < 680) {		/* incr / decr */
 		bool incr = r < 635;
@@ -2821,6 +2839,48 @@ static void check_touch_slot(struct store *s, const char *key, bool gat)
 	check_store(s, key);
 }
 
+/*
+ * A touch or gat of an item made without an expiry slot, with no memory
+ * at all for the copy that has one, answered the hit and left the item
+ * untouched, its expiry unset: the client was told TOUCHED for a key that
+ * then never expired. Now the lookup says so (STORE_TOUCH_NO_MEMORY, no
+ * item), and the item is as it was.
+ */
+static void test_touch_without_memory_for_a_slot_says_so(void)
+{
+	struct store *s = new_store(2, 0, false, 1);
+	enum store_miss why;
+	int64_t t = T0;
+	struct item *it;
+	unsigned int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < 2; i++) {
+		const char *key = i ? "4242" : "plain";
+		size_t nkey = strlen(key);
+
+		CHECK(put(s, key, "value", 5, 0, STORE_OP_SET, 0, NULL) ==
+		      STORE_STORED);
+		ak_alloc_fail_after(0);		/* the copy's block */
+		CHECK(touch_key(s, key, nkey, store_exptime(s, 5)) ==
+		      -ENOMEM);
+		ak_alloc_fail_after(0);
+		it = get_touch(s, key, nkey, store_exptime(s, 5), &why);
+		CHECK(!it && why == STORE_TOUCH_NO_MEMORY);
+		ak_alloc_fail_after(-1);
+		/* as it was: the value, and no expiry */
+		store_set_time(s, t += 10);
+		CHECK(holds(s, key, "value"));
+		/* with memory, the touch takes */
+		CHECK(touch_key(s, key, nkey, store_exptime(s, 5)) == 0);
+		store_set_time(s, t += 6);
+		CHECK(!holds(s, key, "value"));
+	}
+	check_store(s, "touch without memory");
+	store_destroy(s);
+}
+
 static void test_touch_gives_an_item_its_expiry_slot(void)
 {
 	struct store *s = new_store(2, 0, false, 1);
@@ -3097,6 +3157,7 @@ int main(void)
 	test_main_entry_waits_a_turn();
 	test_evict_elsewhere();
 	test_touch_gives_an_item_its_expiry_slot();
+	test_touch_without_memory_for_a_slot_says_so();
 	test_lookups_finish_a_growing_table();
 	test_concurrent_updates();
 	test_no_evict(1);
