@@ -85,6 +85,15 @@ static inline void list_add_tail(struct list_head *entry, struct list_head *head
 	list_link_between(entry, head->prev, head);
 }
 
+/* Join @entry's neighbours to each other; @entry's own links are left
+ * as they were, for the caller to reset or reuse (the kernel's
+ * __list_del_entry()). */
+static inline void list_unlink(struct list_head *entry)
+{
+	entry->next->prev = entry->prev;
+	entry->prev->next = entry->next;
+}
+
 /**
  * list_del_init() - unlink @entry and leave it as an empty, unlinked node
  * @entry: a linked node (or an initialised unlinked one: then a no-op)
@@ -93,8 +102,7 @@ static inline void list_add_tail(struct list_head *entry, struct list_head *head
  */
 static inline void list_del_init(struct list_head *entry)
 {
-	entry->next->prev = entry->prev;
-	entry->prev->next = entry->next;
+	list_unlink(entry);
 	INIT_LIST_HEAD(entry);
 }
 
@@ -106,8 +114,7 @@ static inline void list_del_init(struct list_head *entry)
  */
 static inline void list_del(struct list_head *entry)
 {
-	entry->next->prev = entry->prev;
-	entry->prev->next = entry->next;
+	list_unlink(entry);
 	entry->next = NULL;
 	entry->prev = NULL;
 }
@@ -121,8 +128,7 @@ static inline void list_del(struct list_head *entry)
  */
 static inline void list_move(struct list_head *entry, struct list_head *head)
 {
-	entry->next->prev = entry->prev;
-	entry->prev->next = entry->next;
+	list_unlink(entry);
 	list_add(entry, head);
 }
 
@@ -135,8 +141,7 @@ static inline void list_move(struct list_head *entry, struct list_head *head)
  */
 static inline void list_move_tail(struct list_head *entry, struct list_head *head)
 {
-	entry->next->prev = entry->prev;
-	entry->prev->next = entry->next;
+	list_unlink(entry);
 	list_add_tail(entry, head);
 }
 
