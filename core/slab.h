@@ -182,6 +182,8 @@ void slab_thread_flush(void);
  * the memory page of its header, and hands them out from its start again
  * (its blocks do not count in @purged_bytes of slab_get_stats()).
  *
+ * It also does what slab_drain_step() does.
+ *
  * Context: any; takes each class lock in turn and calls madvise() under
  * it, for at most 32 blocks a class from 8 KiB (the others wait for the
  * next call) and one page below.
@@ -189,12 +191,28 @@ void slab_thread_flush(void);
 void slab_purge_idle(void);
 
 /**
+ * slab_drain_step() - the pages' part of slab_purge_idle()
+ *
+ * Below 8 KiB, a class's wholly free page idle since the last call gives
+ * its memory back; in every class the sparse pages are named to empty
+ * (slab_drains()). Called between slab_purge_idle()'s calls (the server:
+ * ten times a second), so that the memory of pages is given back as fast
+ * as frees of one size and stores of another leave them free or sparse:
+ * where the items of some sizes are turned out faster than they come
+ * (small values kept, larger ones evicted), a second of such frees holds
+ * megabytes of pages.
+ *
+ * Context: any; takes each class lock in turn, a moment each.
+ */
+void slab_drain_step(void);
+
+/**
  * slab_drains() - how many pages the classes are emptying now
  *
  * Blocks freed in no order (main's hand evicts in the hash table's, and
  * deletes and overwrites of other sizes come as they come) leave a class
  * many pages partly free, and a page with one block in use holds the
- * memory of all. So slab_purge_idle() picks, in a class whose free blocks
+ * memory of all. So slab_drain_step() picks, in a class whose free blocks
  * on partly used pages are more than a page and a quarter, its sparsest
  * pages (of the first 256 on its list, as many as the other pages' free
  * blocks can take the blocks of) to empty: no block is handed out from
@@ -202,7 +220,8 @@ void slab_purge_idle(void);
  * items they hold into the class's other pages (slab_draining(),
  * slab_alloc_moved()). Emptied, a page goes back to jemalloc for any
  * class to use (or stays, the one wholly free page a class keeps); one
- * not emptied within 8 calls goes back on its list.
+ * not emptied within 8 calls (of it or slab_purge_idle()) goes back on its
+ * list.
  *
  * Context: any; a relaxed load.
  * Return: the count; 0: no block need move.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * slab_purge.c - what the server's clock does to the slab classes once a
- * second (slab_purge_idle()): free blocks of 8 KiB and up and idle wholly
- * free pages give their memory back to the kernel, and pages that frees
- * left sparse are emptied (their items moved by the store's walk).
+ * slab_purge.c - what the server's clock does to the slab classes: once a
+ * second (slab_purge_idle()) free blocks of 8 KiB and up idle since the
+ * last call give their memory back to the kernel, and ten times a second
+ * (slab_drain_step()) so do idle wholly free pages, and pages that frees
+ * left sparse are named to empty (their items moved by the store's walk).
  *
  * Lock order: each class's lock in turn, a leaf (see slab.c).
  */
@@ -18,10 +19,12 @@
 					 * its lock: the rest at the next */
 #define DRAIN_LOOK		256	/* partial pages looked at for the
 					 * sparsest to empty */
-#define DRAIN_CALLS		8	/* slab_purge_idle() calls a page may
+#define DRAIN_CALLS		8	/* slab_purge_idle() and
+					 * slab_drain_step() calls a page may
 					 * take to empty before it is let be */
 
-static unsigned int purge_calls;	/* atomic: slab_purge_idle() calls */
+static unsigned int drain_calls;	/* atomic: slab_purge_idle() and
+					 * slab_drain_step() calls */
 
 /* Mark @pg's free blocks seen, and purge those seen before, up to @max,
  * under the lock. Return: the blocks purged. */
@@ -82,7 +85,7 @@ static void page_purge_empty_locked(struct slab_class *c)
 	slab_mem_purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
 }
 
-/* What a page's draining holds for the slab_purge_idle() call @call:
+/* What a page's draining holds for the call @call:
  * 1..65535, never 0. */
 static inline uint16_t drain_tick(unsigned int call)
 {
@@ -163,7 +166,7 @@ static void drain_step_locked(struct slab_class *c, unsigned int call)
 
 void slab_purge_idle(void)
 {
-	unsigned int call = __atomic_fetch_add(&purge_calls, 1,
+	unsigned int call = __atomic_fetch_add(&drain_calls, 1,
 					       __ATOMIC_RELAXED);
 	struct slab_page *pg;
 	unsigned int i;
@@ -187,6 +190,23 @@ void slab_purge_idle(void)
 				break;
 		}
 		c->purged += n;
+		drain_step_locked(c, call);
+		ak_lock_release(&c->lock);
+	}
+}
+
+void slab_drain_step(void)
+{
+	unsigned int call = __atomic_fetch_add(&drain_calls, 1,
+					       __ATOMIC_RELAXED);
+	unsigned int i;
+
+	for (i = 0; i < slab_nclasses; i++) {
+		struct slab_class *c = &slab_classes[i];
+
+		ak_lock_acquire(&c->lock);
+		if (i < slab_purge_first)
+			page_purge_empty_locked(c);
 		drain_step_locked(c, call);
 		ak_lock_release(&c->lock);
 	}

@@ -54,6 +54,7 @@ struct server {
 	struct event *sigusr2;
 	struct event *sighup;		/* reloads the auth file */
 	struct event *clock;		/* one-second tick */
+	struct event *drain;		/* ten a second: pages emptied */
 	time_t started;			/* process start, unix time */
 
 	pthread_mutex_t stats_lock;	/* guards the workers' stats baselines */

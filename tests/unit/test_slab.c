@@ -350,6 +350,13 @@ static void test_idle_large_blocks_leave_memory(void)
 		return;
 	for (i = 0; i < IDLE; i += 2, freed++)
 		slab_free(blks[i].p, IDLE_SIZE);
+	/* ten times a second, the drain step leaves them be */
+	slab_drain_step();
+	slab_drain_step();
+	slab_get_stats(&st);
+	st.purged_bytes -= before.purged_bytes;
+	CHECK_MSG(st.purged_bytes == 0, "%llu bytes purged by drain steps",
+		  (unsigned long long)st.purged_bytes);
 	slab_purge_idle();	/* marks them */
 	slab_get_stats(&st);
 	st.purged_bytes -= before.purged_bytes;
@@ -588,15 +595,18 @@ static void test_purge_beside_churning_threads(void)
 
 /*
  * A class below 8 KiB keeps its wholly free page; idle from one
- * slab_purge_idle() to the next, its memory goes back to the kernel but
- * for the memory page of its head, and its blocks are handed out again
- * from the start. Run first: the class has no other page then.
+ * slab_purge_idle() or slab_drain_step() to the next, its memory goes
+ * back to the kernel but for the memory page of its head, and its blocks
+ * are handed out again from the start. Run first: the class has no other
+ * page then (and after the first run, only that one).
  */
 #define EMPTY_SIZE	3000		/* 43 blocks of 3,040 a 128 KiB page */
 #define EMPTY_BLOCKS	3		/* the third lies past 8 KiB */
 
-static void test_idle_empty_page_leaves_memory(void)
+static void idle_empty_page_leaves_memory(void (*tick)(void))
 {
+	/* the page's first blocks, as the first run had them new */
+	static unsigned char *first[EMPTY_BLOCKS];
 	unsigned char *b[EMPTY_BLOCKS], *again[EMPTY_BLOCKS];
 	unsigned long bad = 0;
 	uintptr_t page;
@@ -609,12 +619,14 @@ static void test_idle_empty_page_leaves_memory(void)
 		if (!b[i])
 			return;
 		memset(b[i], 0x5a, EMPTY_SIZE);
+		if (!first[EMPTY_BLOCKS - 1])
+			first[i] = b[i];
 	}
 	for (i = 0; i < EMPTY_BLOCKS; i++)
 		slab_free(b[i], EMPTY_SIZE);
 	slab_thread_flush();		/* to their page, wholly free, kept */
-	slab_purge_idle();		/* marks it */
-	slab_purge_idle();		/* still free: purged */
+	tick();				/* marks it */
+	tick();				/* still free: purged */
 	for (i = 0; i < EMPTY_BLOCKS; i++) {
 		again[i] = slab_alloc(EMPTY_SIZE);
 		CHECK(again[i]);
@@ -623,10 +635,10 @@ static void test_idle_empty_page_leaves_memory(void)
 	}
 	/* the page's blocks from the first, as a new page's */
 	page = (uintptr_t)again[0] - 32;
-	CHECK_MSG(page % 4096 == 0 && again[0] == b[0] &&
-		  again[EMPTY_BLOCKS - 1] == b[EMPTY_BLOCKS - 1],
-		  "blocks at %p and %p, before %p", (void *)again[0],
-		  (void *)again[EMPTY_BLOCKS - 1], (void *)b[0]);
+	CHECK_MSG(page % 4096 == 0 && again[0] == first[0] &&
+		  again[EMPTY_BLOCKS - 1] == first[EMPTY_BLOCKS - 1],
+		  "blocks at %p and %p, new %p", (void *)again[0],
+		  (void *)again[EMPTY_BLOCKS - 1], (void *)first[0]);
 	/* the memory pages past the head's read as zeros */
 	for (i = 0; i < EMPTY_BLOCKS; i++)
 		for (k = 0; k < EMPTY_SIZE; k++)
@@ -637,6 +649,20 @@ static void test_idle_empty_page_leaves_memory(void)
 	for (i = 0; i < EMPTY_BLOCKS; i++)
 		slab_free(again[i], EMPTY_SIZE);
 	slab_thread_flush();
+}
+
+static void test_idle_empty_page_leaves_memory(void)
+{
+	idle_empty_page_leaves_memory(slab_purge_idle);
+}
+
+/* The server calls slab_drain_step() ten times a second so that a page
+ * freed gives its memory back within a fraction of that: with small
+ * values kept and larger ones evicted, the wholly free pages of a second
+ * held megabytes past -m 64 (test_memlimit's load). */
+static void test_drain_step_purges_an_idle_empty_page(void)
+{
+	idle_empty_page_leaves_memory(slab_drain_step);
 }
 
 /*
@@ -787,6 +813,7 @@ int main(void)
 {
 	printf("allocator: %s\n", ak_alloc_name());
 	test_idle_empty_page_leaves_memory();
+	test_drain_step_purges_an_idle_empty_page();
 	test_charge_is_never_above_jemalloc();
 	test_blocks_hold_their_bytes();
 	test_free_pages_go_back();
