@@ -51,6 +51,15 @@
 
 #define DEAD_SCAN		1024	/* items -M looks at for a dead one */
 #define DEAD_LOOK_MAX		64	/* an eviction's look for a dead one */
+#define RESCUE_SHARE		2	/* a rescue is of an item under 1/2 the
+					 * shard's mean size */
+#define RESCUE_MARGIN		3	/* while rescued items are read 3 times
+					 * as often a byte as items read in
+					 * small */
+#define RESCUE_EXPLORE		64	/* one refused candidate in 64 is
+					 * rescued all the same */
+#define RESCUE_MEMORY		64	/* the rescue counts halve past 64
+					 * times the shard's bytes */
 
 /* Unlink a live item to make room, and count it. */
 static void item_evict_locked(struct store *s, struct shard *sh,
@@ -64,8 +73,80 @@ static void item_evict_locked(struct store *s, struct shard *sh,
 }
 
 /*
+ * Whether small's tail item @it, unread, of @size bytes, goes to main
+ * instead of out: it is under half the shard's mean size, and the items
+ * rescued so have been read in main, per byte, at least RESCUE_MARGIN
+ * times as often as those read in small (RESCUE_EXPLORE keeps that
+ * measured while the answer is no). Where reads do not favour what small saw read (keys
+ * read about as often, or only written), holding the small values holds
+ * more items, and memcached's slab classes hold them so at a small -m;
+ * where they do, the rescues stop. What was read is counted by the hand
+ * (main_mark_seen_locked()).
+ */
+static bool small_rescue_locked(struct shard *sh, size_t size)
+{
+	const struct queues *q = &sh->q;
+
+	ak_lock_assert_held(&sh->lock);
+	if (size * RESCUE_SHARE >= sh->bytes / sh->curr_items)
+		return false;
+	/* rescue_hits / rescue_bytes >= RESCUE_MARGIN probe_hits /
+	 * probe_bytes */
+	if ((double)q->rescue_hits * (double)(q->probe_bytes + 1) >=
+	    RESCUE_MARGIN * (double)q->probe_hits * (double)q->rescue_bytes)
+		return true;
+	return ++sh->q.rescue_tries % RESCUE_EXPLORE == 0;
+}
+
+/*
+ * @it leaves small for main, with the frequency that makes it wait about
+ * a turn of the hand. One that gets none is marked (@mark): the hand
+ * counts whether it was read before it came (main_mark_seen_locked()).
+ */
+static void small_to_main_locked(struct shard *sh, struct item *it,
+				 size_t size, uint32_t mark)
+{
+	struct queues *q = &sh->q;
+	unsigned int freq;
+
+	ak_lock_assert_held(&sh->lock);
+	small_forget_locked(sh, it);
+	freq = item_is_int(it) ? 0 : main_entry_freq_locked(sh,
+			item_key_hash(item_str_key(it), it->nkey));
+	item_set_freq(it, freq);
+	if (freq)
+		return;
+	item_set_marks(it, mark);
+	if (mark == ITEM_MARK_RESCUED)
+		q->rescue_bytes += size;
+	else
+		q->probe_bytes += size;
+	if (q->rescue_bytes + q->probe_bytes > RESCUE_MEMORY * sh->bytes) {
+		q->rescue_bytes /= 2;
+		q->rescue_hits /= 2;
+		q->probe_bytes /= 2;
+		q->probe_hits /= 2;
+	}
+}
+
+/* The hand passes @it, marked when it entered main: count its reads. */
+static void main_mark_seen_locked(struct shard *sh, struct item *it,
+				  uint32_t marks)
+{
+	ak_lock_assert_held(&sh->lock);
+	item_set_marks(it, 0);
+	if (marks & ITEM_MARK_RESCUED) {
+		if (READ_ONCE(it->iflags) & ITEM_FETCHED)	/* unread before */
+			sh->q.rescue_hits++;
+	} else if (item_freq(it)) {	/* it came with none */
+		sh->q.probe_hits++;
+	}
+}
+
+/*
  * Make room from small's tail: an item read since it came in (or @keep,
- * being replaced) moves to main, the first that was not is evicted and
+ * being replaced) moves to main, and so does a small one while rescues
+ * pay (small_rescue_locked()); the first that does neither is evicted and
  * its key remembered in the ghost. Return: false when small ran empty.
  */
 static bool small_evict_locked(struct store *s, struct shard *sh,
@@ -75,20 +156,25 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
 	ak_lock_assert_held(&sh->lock);
 	while (sh->q.small_items) {
 		struct item *it = queues_small_tail(&sh->q);
+		size_t size;
 
 		if (item_state(s, it, now) != STORE_HIT) {
 			shard_reclaim_locked(s, sh, it, dead);
 			return true;
 		}
-		if (it == keep || item_freq(it)) {
+		if (it == keep) {
 			small_forget_locked(sh, it);
-			if (it != keep) {
-				item_set_freq(it, item_is_int(it) ? 0 :
-					main_entry_freq_locked(sh,
-						item_key_hash(item_str_key(it),
-							      it->nkey)));
-				sh->q.moved_main++;
-			}
+			continue;
+		}
+		size = item_alloc_size(it);
+		if (item_freq(it)) {
+			small_to_main_locked(sh, it, size, ITEM_MARK_PROBED);
+			sh->q.moved_main++;
+			continue;
+		}
+		if (small_rescue_locked(sh, size)) {
+			small_to_main_locked(sh, it, size, ITEM_MARK_RESCUED);
+			sh->q.rescued++;
 			continue;
 		}
 		queues_ghost_add(&sh->q, queues_item_ghost_hash(it));
@@ -117,6 +203,7 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 		return false;
 	while ((it = shard_hand_item_locked(sh, &sh->hand))) {
 		unsigned int freq;
+		uint32_t marks;
 
 		shard_hand_step_locked(sh, &sh->hand, it);
 		if (it == keep)
@@ -127,6 +214,9 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 		}
 		if (small_has_locked(sh, it))
 			continue;
+		marks = item_marks(it);
+		if (unlikely(marks))
+			main_mark_seen_locked(sh, it, marks);
 		freq = item_freq(it);
 		if (freq) {
 			item_set_freq(it, freq - 1);

@@ -36,8 +36,8 @@ void store_set_time(struct store *s, int64_t unix_now)
 			epoch = want;
 	}
 	rel = unix_now - epoch;
-	if (rel > UINT32_MAX - 1)
-		rel = UINT32_MAX - 1;
+	if (rel > ITEM_TIME_MASK - 1)	/* 34 years: an item's time holds it */
+		rel = ITEM_TIME_MASK - 1;
 	/* the clock never goes back: a step back is ignored */
 	cur = __atomic_load_n(&s->now, __ATOMIC_RELAXED);
 	while (rel > (int64_t)cur &&

@@ -198,6 +198,19 @@ static inline bool item_set_exptime(struct item *it, rel_time_t exptime)
 	return true;
 }
 
+/*
+ * The top two bits of it->time are the eviction's marks on an item that
+ * entered the main queue and that the hand has not passed since (evict.c):
+ * it came from small unread, rescued for its size, or read, with no
+ * frequency. They change under the shard lock, as the time does once the
+ * item is linked. The time is seconds since the store's epoch: 30 bits
+ * hold 34 years.
+ */
+#define ITEM_TIME_MASK		((1u << 30) - 1)
+#define ITEM_MARK_RESCUED	(1u << 31)
+#define ITEM_MARK_PROBED	(1u << 30)
+#define ITEM_MARKS		(ITEM_MARK_RESCUED | ITEM_MARK_PROBED)
+
 /**
  * item_time() - when the item was last stored or fetched
  * @it: the item
@@ -206,12 +219,30 @@ static inline bool item_set_exptime(struct item *it, rel_time_t exptime)
  */
 static inline rel_time_t item_time(const struct item *it)
 {
-	return __atomic_load_n(&it->time, __ATOMIC_RELAXED);
+	return __atomic_load_n(&it->time, __ATOMIC_RELAXED) & ITEM_TIME_MASK;
 }
 
+/* Set the time, keeping the marks. Context: the item is not linked, or
+ * its shard lock is held. */
 static inline void item_set_time(struct item *it, rel_time_t t)
 {
-	__atomic_store_n(&it->time, t, __ATOMIC_RELAXED);
+	uint32_t m = __atomic_load_n(&it->time, __ATOMIC_RELAXED) & ITEM_MARKS;
+
+	__atomic_store_n(&it->time, m | (t & ITEM_TIME_MASK), __ATOMIC_RELAXED);
+}
+
+/* The eviction's marks (ITEM_MARK_*). Context: as item_set_time(). */
+static inline uint32_t item_marks(const struct item *it)
+{
+	return __atomic_load_n(&it->time, __ATOMIC_RELAXED) & ITEM_MARKS;
+}
+
+static inline void item_set_marks(struct item *it, uint32_t marks)
+{
+	uint32_t t = __atomic_load_n(&it->time, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&it->time, (t & ITEM_TIME_MASK) | marks,
+			 __ATOMIC_RELAXED);
 }
 
 /**

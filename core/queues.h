@@ -54,6 +54,14 @@ struct queues {
 	uint64_t ghost_hits;		/* new keys found in the ghost */
 	uint64_t moved_main;		/* small -> main: read while in small */
 	uint64_t small_aged;		/* small -> main: pushed out of the window */
+	uint64_t rescued;		/* small -> main: unread, kept for its
+					 * size (evict.c) */
+	/* what a rescue is worth (evict.c, small_rescue_locked()): the bytes
+	 * of the marked items that entered main unread and rescued, or read,
+	 * and how many of them were read there before the hand came */
+	uint64_t rescue_bytes, rescue_hits;
+	uint64_t probe_bytes, probe_hits;
+	uint64_t rescue_tries;		/* rescues refused, counted */
 };
 
 /**

@@ -198,9 +198,10 @@ static int check_parts(struct store *s, uint64_t *total, char *why,
 /*
  * The queues of S3-FIFO: every item of the small ring is linked, of this
  * shard, at the slot of its cas's sequence number, inside the window
- * [small_tail, cas_seq] no wider than the ring; the counts are the
- * ring's; a linked item is in small or, by definition, in main; the
- * ghost's count is its fingerprints'.
+ * [small_tail, cas_seq] no wider than the ring, with none of the marks
+ * of an item entering main; the counts are the ring's; a linked item is
+ * in small or, by definition, in main; the ghost's count is its
+ * fingerprints'.
  */
 static int check_queues_locked(const struct store *s, const struct shard *sh,
 			       char *why, size_t len)
@@ -224,7 +225,8 @@ static int check_queues_locked(const struct store *s, const struct shard *sh,
 		    (it->cas & s->shard_mask) != sh->index ||
 		    (seq & sh->q.small_mask) != i || seq < sh->q.small_tail ||
 		    seq > sh->cas_seq ||
-		    seq - sh->q.small_tail > sh->q.small_mask)
+		    seq - sh->q.small_tail > sh->q.small_mask ||
+		    item_marks(it))
 			CHECK_FAIL("shard %u: bad item in small slot %llu",
 				   sh->index, (unsigned long long)i);
 		n++;

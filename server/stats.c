@@ -203,6 +203,7 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "ghost_hits", st->ghost_hits);
 	stat_u64(out, "moves_to_main", st->moved_main);
 	stat_u64(out, "small_window_moves", st->small_aged);
+	stat_u64(out, "small_rescues", st->rescued);
 	stat_u64(out, "shards", st->nshards);
 	stat_u64(out, "partitions", st->partitions);
 	stat_u64(out, "partition_splits", st->partition_splits);

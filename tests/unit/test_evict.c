@@ -511,6 +511,113 @@ static void test_limit_takes_a_page_per_memcached_class(void)
 	store_destroy(s);
 }
 
+static int set_sized(struct store *s, const char *key, uint32_t nbytes)
+{
+	static char buf[2048];
+	struct item *it;
+
+	if (store_item_alloc(s, key, strlen(key), 0, 0, nbytes, &it))
+		return STORE_NO_MEMORY;
+	memcpy(item_value(it), buf, nbytes);
+	return store_item_store(s, it, STORE_OP_SET, 0, NULL);
+}
+
+#define RESCUE_KEYS	40000
+#define SMALL_VALUE	40
+#define LARGE_VALUE	1000
+
+/* Key @i of the rescue tests: every other one small. */
+static uint32_t rescue_key(char *key, size_t len, unsigned int i)
+{
+	snprintf(key, len, "r%u", i);
+	return i % 2 ? SMALL_VALUE : LARGE_VALUE;
+}
+
+/*
+ * Keys read alike whatever their size (uniform cache-aside, values of 40
+ * and 1,000 bytes): small's unread small values are rescued to main, so
+ * the store holds mostly those, more items than the mean size allows, as
+ * memcached's slab classes do at a small -m.
+ */
+static void test_rescue_keeps_small_values_read_alike(void)
+{
+	struct store *s = new_store(0, 13);	/* a ring for small */
+	unsigned int step, i, held[2] = { 0, 0 };
+	uint64_t rescued;
+	struct store_stats st;
+	char key[32];
+
+	if (!s)
+		return;
+	CHECK(store_set_mem_limit(s, store_memory_used(s) + 256 * 1024) == 0);
+	for (step = 0; step < 200000; step++) {
+		uint32_t nbytes;
+
+		i = rnd_below(RESCUE_KEYS);
+		nbytes = rescue_key(key, sizeof(key), i);
+		if (!get_key(s, key))
+			CHECK(set_sized(s, key, nbytes) == STORE_STORED);
+	}
+	for (i = 0; i < RESCUE_KEYS; i++) {
+		rescue_key(key, sizeof(key), i);
+		held[i % 2] += peek_key(s, key);
+	}
+	store_stats(s, &st);
+	rescued = st.rescued;
+	/* without rescues about as many of each size: the limit's share of
+	 * items of the mean size */
+	CHECK_MSG(held[1] > 4 * held[0] && rescued > 10000,
+		  "held %u small, %u large values; %" PRIu64 " rescued",
+		  held[1], held[0], rescued);
+	check_store(s, "rescues");
+	store_destroy(s);
+}
+
+/*
+ * Reads that favour what small saw read (a hot set of large values read
+ * again and again, small values written once and never read): rescues
+ * stop once the hand has seen reads in main, but for one candidate in 64,
+ * and the hot set stays.
+ */
+static void test_rescue_stops_where_reads_favour_the_read(void)
+{
+	struct store *s = new_store(0, 13);	/* a ring for small */
+	unsigned int i, j, lost = 0;
+	uint64_t early = 0;
+	struct store_stats st;
+	char key[32];
+
+	if (!s)
+		return;
+	CHECK(store_set_mem_limit(s, store_memory_used(s) + 72 * 1024) == 0);
+	for (i = 0; i < 5000; i++) {
+		if (i == 1000) {
+			store_stats(s, &st);
+			early = st.rescued;
+		}
+		snprintf(key, sizeof(key), "once:%u", i);
+		CHECK(set_sized(s, key, SMALL_VALUE) == STORE_STORED);
+		for (j = 0; j < 50 && i % 10 == 0; j++) {
+			snprintf(key, sizeof(key), "hot:%u", j);
+			if (!get_key(s, key))
+				CHECK(set_sized(s, key, LARGE_VALUE) ==
+				      STORE_STORED);
+		}
+	}
+	for (j = 0; j < 50; j++) {
+		snprintf(key, sizeof(key), "hot:%u", j);
+		lost += !peek_key(s, key);
+	}
+	store_stats(s, &st);
+	CHECK_MSG(lost == 0, "%u of 50 hot keys lost", lost);
+	/* the last 4,000 small values: about one in 64 */
+	CHECK_MSG(st.rescued - early <= 2 * 4000 / 64,
+		  "%" PRIu64 " rescued, %" PRIu64 " of them early", st.rescued,
+		  early);
+	check_store(s, "no rescues");
+	store_destroy(s);
+}
+
 /*
  * Values of one size where memcached's slab class and ours hold as many a
  * page: the store holds at least memcached 1.6.18's count at the same -m
@@ -577,5 +684,7 @@ int main(void)
 	test_hash_table_is_outside_the_limit();
 	test_limit_takes_a_page_per_memcached_class();
 	test_large_values_hold_memcacheds_count();
+	test_rescue_keeps_small_values_read_alike();
+	test_rescue_stops_where_reads_favour_the_read();
 	return check_report();
 }

@@ -298,11 +298,15 @@ static void check_item_shape(const char *key, uint32_t flags,
 	if (!it)
 		return;
 	memcpy(item_value(it), "abc", 3);
-	item_set_time(it, 0xfeedbeefu);
+	item_set_time(it, 0x3eedbeefu);		/* 30 bits of time */
+	item_set_marks(it, ITEM_MARK_PROBED);	/* and the marks above */
 	it->iflags |= ITEM_FETCHED | ITEM_KEY_BINARY;
 	CHECK(!!(it->iflags & ITEM_INTKEY) == intkey);
 	CHECK(item_flags(it) == flags);
-	CHECK(item_time(it) == 0xfeedbeefu);
+	CHECK(item_time(it) == 0x3eedbeefu);
+	CHECK(item_marks(it) == ITEM_MARK_PROBED);
+	item_set_time(it, 0x3eedbeefu);
+	CHECK(item_marks(it) == ITEM_MARK_PROBED);
 	CHECK(item_key(it) == (const char *)it + head);
 	CHECK(!memcmp(item_key(it), key, nkey));
 	CHECK(!memcmp(item_value(it), "abc", 3));
@@ -315,7 +319,7 @@ static void check_item_shape(const char *key, uint32_t flags,
 	CHECK(item_set_exptime(it, 0) && item_exptime(it) == 0);
 	CHECK(item_set_exptime(it, 9) == !!exp);
 	CHECK(item_exptime(it) == (exp ? 9 : 0));
-	CHECK(item_time(it) == 0xfeedbeefu && !memcmp(item_key(it), key, nkey));
+	CHECK(item_time(it) == 0x3eedbeefu && !memcmp(item_key(it), key, nkey));
 
 	copy = item_copy(it, 11);
 	CHECK(copy);
