@@ -335,7 +335,7 @@ void mem_grow_queues(struct store *s, struct shard *sh)
 		ring = ak_calloc(slots, sizeof(*ring));
 	if (buckets != had_buckets)
 		ghost = ak_calloc(buckets * QUEUES_GHOST_WAYS, sizeof(*ghost));
-	/* what the arrays add to queues_memory() */
+	/* what the arrays add to queues_memory(), and to what is charged */
 	if (ring)
 		add += (slots - had_slots) * sizeof(*ring);
 	if (ghost)

@@ -9,10 +9,8 @@
 
 #include "alloc.h"
 
-#define SMALL_MIN_SLOTS		64	/* the ring's first size */
 #define SMALL_MAX_SLOTS		(1ull << 28)
 #define SMALL_ITEMS_PER_SLOT	8	/* grow the ring above this */
-#define GHOST_MIN_BUCKETS	8	/* of QUEUES_GHOST_WAYS fingerprints */
 #define GHOST_MAX_BUCKETS	(1ull << 28)
 
 /* ---- the small queue ---- */
@@ -117,10 +115,10 @@ int queues_init(struct queues *q, unsigned int ring_bits,
 	uint64_t slots = (uint64_t)1 << ring_bits;
 	uint64_t buckets = slots * 2 / QUEUES_GHOST_WAYS;
 
-	if (slots < SMALL_MIN_SLOTS)
-		slots = SMALL_MIN_SLOTS;
-	if (buckets < GHOST_MIN_BUCKETS)
-		buckets = GHOST_MIN_BUCKETS;
+	if (slots < QUEUES_MIN_SLOTS)
+		slots = QUEUES_MIN_SLOTS;
+	if (buckets < QUEUES_MIN_BUCKETS)
+		buckets = QUEUES_MIN_BUCKETS;
 	q->small = ak_calloc(slots, sizeof(*q->small));
 	q->ghost = ak_calloc(buckets * QUEUES_GHOST_WAYS, sizeof(*q->ghost));
 	if (!q->small || !q->ghost) {

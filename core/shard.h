@@ -48,7 +48,7 @@
  *    (map_find(), part_lock_key());
  *  - curr_items = curr_int_items + curr_str_items, the entries of the
  *    indexes; bytes the sum of the linked items' item_alloc_size(),
- *    index_bytes radix nodes * node size + queues_memory(); the hash
+ *    index_bytes radix nodes * node size + queues_memory_charged(); the hash
  *    table's array keeps an empty slot and each entry where linear
  *    probing from its home finds it (htable.h);
  *  - the eviction hand and the expiry hand, on the string part, are at a

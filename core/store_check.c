@@ -332,7 +332,8 @@ static int check_shard_locked(const struct store *s, const struct shard *sh,
 	if (cnt != nstr)
 		CHECK_FAIL("shard %u: hash has %llu of %llu", sh->index,
 			   (unsigned long long)cnt, (unsigned long long)nstr);
-	size = sh->ints.nr_nodes * s->node_size + queues_memory(&sh->q);
+	size = sh->ints.nr_nodes * s->node_size +
+	       queues_memory_charged(&sh->q);
 	if (sh->index_bytes != size)
 		CHECK_FAIL("shard %u: index bytes %llu, really %llu",
 			   sh->index, (unsigned long long)sh->index_bytes,

@@ -202,8 +202,9 @@ struct store *store_create(const struct store_config *cfg)
 		htable_init(&sh->ht, slots, bits);
 		radix_tree_init(&sh->ints);
 		sh->index = i;
-		/* the hash table is outside the limit, as memcached's is */
-		sh->index_bytes = queues_memory(&sh->q);
+		/* the hash table is outside the limit, as memcached's is,
+		 * and so are the least ring and ghost */
+		sh->index_bytes = queues_memory_charged(&sh->q);
 		s->mem_used += sh->index_bytes;
 	}
 	if (ok < n)

@@ -3085,6 +3085,7 @@ static void test_lookup_copy(void)
 static void test_bad_config(void)
 {
 	struct store_config cfg = { .nshards = 3 };
+	struct store *s;
 
 	CHECK(store_create(&cfg) == NULL);
 	cfg.nshards = 0;
@@ -3093,8 +3094,15 @@ static void test_bad_config(void)
 	CHECK(store_create(&cfg) == NULL);
 	cfg.nshards = 4;
 	cfg.hash_bits = 10;
-	cfg.mem_limit = 1024;	/* the empty rings and ghosts do not fit */
+	cfg.mem_limit = 1024;
+	cfg.queue_bits = 10;	/* rings of 1,024 slots: past the least
+				 * ring and ghost, charged, they do not fit */
 	CHECK(store_create(&cfg) == NULL);
+	cfg.queue_bits = 0;	/* the least are outside the limit */
+	s = store_create(&cfg);
+	CHECK(s && store_memory_used(s) == 0);
+	if (s)
+		store_destroy(s);
 	cfg.mem_limit = 0;
 	cfg.queue_bits = 25;	/* a first ring of 2^25 slots: too large */
 	CHECK(store_create(&cfg) == NULL);
