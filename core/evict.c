@@ -73,15 +73,15 @@ static void item_evict_locked(struct store *s, struct shard *sh,
 }
 
 /*
- * Whether small's tail item @it, unread, of @size bytes, goes to main
+ * Whether small's tail item, unread, of @size bytes, goes to main
  * instead of out: it is under half the shard's mean size, and the items
  * rescued so have been read in main, per byte, at least RESCUE_MARGIN
  * times as often as those read in small (RESCUE_EXPLORE keeps that
- * measured while the answer is no). Where reads do not favour what small saw read (keys
- * read about as often, or only written), holding the small values holds
- * more items, and memcached's slab classes hold them so at a small -m;
- * where they do, the rescues stop. What was read is counted by the hand
- * (main_mark_seen_locked()).
+ * measured while the answer is no). Where reads do not favour what
+ * small saw read (keys read about as often, or only written), holding
+ * the small values holds more items, and memcached's slab classes hold
+ * them so at a small -m; where they do, the rescues stop. What was read
+ * is counted by the hand (main_mark_seen_locked()).
  */
 static bool small_rescue_locked(struct shard *sh, size_t size)
 {
@@ -136,7 +136,7 @@ static void main_mark_seen_locked(struct shard *sh, struct item *it,
 	ak_lock_assert_held(&sh->lock);
 	item_set_marks(it, 0);
 	if (marks & ITEM_MARK_RESCUED) {
-		if (READ_ONCE(it->iflags) & ITEM_FETCHED)	/* unread before */
+		if (READ_ONCE(it->iflags) & ITEM_FETCHED) /* read in main */
 			sh->q.rescue_hits++;
 	} else if (item_freq(it)) {	/* it came with none */
 		sh->q.probe_hits++;
