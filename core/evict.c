@@ -12,6 +12,7 @@
  *                   v                        no:  evicted, key to ghost
  *             [ main queue: the hand over the indexes, 2-bit freq ]
  *                   freq > 0: freq - 1, the hand moves on; 0: evicted
+ *                   (and freq 1 or 2 at 2 * freq times the mean size)
  *
  * A hit only adds one to the item's 2-bit frequency (item_hit()): no
  * list moves, no lock beyond the shard's it already holds. The small queue
@@ -60,6 +61,8 @@
 					 * rescued all the same */
 #define RESCUE_MEMORY		64	/* the rescue counts halve past 64
 					 * times the shard's bytes */
+#define MAIN_SIZE_SHARE		2	/* a read a turn keeps a value under
+					 * twice the shard's mean size */
 
 /* Unlink a live item to make room, and count it. */
 static void item_evict_locked(struct store *s, struct shard *sh,
@@ -185,9 +188,31 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
 }
 
 /*
+ * Whether main's hand passes @it by, of frequency @freq (the reads since
+ * it last passed, at most ITEM_FREQ_MAX): read at all, and under
+ * MAIN_SIZE_SHARE * @freq times the shard's mean size, or read as often
+ * as the count holds. A value twice the mean needs two reads a turn to
+ * stay where a mean one needs one: a hit ratio counts requests, not
+ * bytes, so the bytes of a large value read once hold more hits as small
+ * ones (GDSF's frequency over size, in the 2-bit count); and a value read
+ * ITEM_FREQ_MAX times a turn stays whatever its size, so hot large values
+ * are not cut by it.
+ */
+static bool main_keep_locked(const struct shard *sh, const struct item *it,
+			     unsigned int freq)
+{
+	ak_lock_assert_held(&sh->lock);
+	if (freq >= ITEM_FREQ_MAX)
+		return true;
+	/* size < MAIN_SIZE_SHARE * freq * bytes / curr_items */
+	return freq && (uint64_t)item_alloc_size(it) * sh->curr_items <
+		      (uint64_t)MAIN_SIZE_SHARE * freq * sh->bytes;
+}
+
+/*
  * Make room from main: the hand passes the items of small by; an item of
- * main with a frequency loses one and is passed by, one without is
- * evicted. Return: false when main holds nothing but @keep.
+ * main it keeps (main_keep_locked()) loses one of its frequency and is
+ * passed by, any other is evicted. Return: false when main holds nothing but @keep.
  */
 static bool main_evict_locked(struct store *s, struct shard *sh,
 			      rel_time_t now, const struct item *keep,
@@ -218,10 +243,12 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 		if (unlikely(marks))
 			main_mark_seen_locked(sh, it, marks);
 		freq = item_freq(it);
-		if (freq) {
+		if (main_keep_locked(sh, it, freq)) {
 			item_set_freq(it, freq - 1);
 			continue;
 		}
+		if (freq)
+			sh->evicted_active++;
 		item_evict_locked(s, sh, it, dead);
 		return true;
 	}

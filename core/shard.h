@@ -126,6 +126,7 @@ struct shard {
 	uint64_t index_bytes;		/* radix nodes + ring + ghost */
 	uint64_t evictions;
 	uint64_t evicted_unfetched;
+	uint64_t evicted_active;
 	uint64_t expired_unfetched;
 	uint64_t reclaimed;
 	/*
@@ -285,6 +286,8 @@ static inline void item_clear_flag(struct item *it, uint8_t f)
  * A hit adds one (item_hit()); the main queue's hand takes one off each
  * time it passes, and evicts at 0.
  */
+#define ITEM_FREQ_MAX	3u
+
 static inline unsigned int item_freq(const struct item *it)
 {
 	uint8_t f = READ_ONCE(it->iflags);

@@ -123,6 +123,8 @@ struct store_stats {
 	uint64_t limit_effective;	/* store_mem_limit_effective() */
 	uint64_t evictions;		/* items evicted to make room (since reset) */
 	uint64_t evicted_unfetched;	/* of which never read */
+	uint64_t evicted_active;	/* of which read since the hand
+					 * last passed (main_keep_locked()) */
 	uint64_t expired_unfetched;	/* expired items reclaimed never read */
 	uint64_t reclaimed;		/* expired/flushed items reclaimed */
 	uint64_t small_items;		/* in the small queues (evict.c) */

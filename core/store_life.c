@@ -29,6 +29,7 @@ static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
 	st->index_bytes += sh->index_bytes;
 	st->evictions += sh->evictions;
 	st->evicted_unfetched += sh->evicted_unfetched;
+	st->evicted_active += sh->evicted_active;
 	st->expired_unfetched += sh->expired_unfetched;
 	st->reclaimed += sh->reclaimed;
 	st->small_items += sh->q.small_items;
@@ -114,6 +115,7 @@ void store_stats_reset(struct store *s)
 		sh->total_items = 0;
 		sh->evictions = 0;
 		sh->evicted_unfetched = 0;
+		sh->evicted_active = 0;
 		sh->expired_unfetched = 0;
 		sh->reclaimed = 0;
 		sh->q.ghost_hits = 0;

@@ -327,9 +327,9 @@ static void stats_general(struct server *srv, struct reply *out)
 	stat_zeros(out, "slab_global_page_pool");
 	stat_u64(out, "expired_unfetched", st.expired_unfetched);
 	stat_u64(out, "evicted_unfetched", st.evicted_unfetched);
-	/* S3-FIFO never evicts an item read since it came in (small) or
-	 * since the hand last passed it (main) */
-	stat_u64(out, "evicted_active", 0);
+	/* S3-FIFO's small never evicts an item read since it came in; main
+	 * evicts one read since the hand last passed it only for its size */
+	stat_u64(out, "evicted_active", st.evicted_active);
 	stat_u64(out, "evictions", st.evictions);
 	stat_u64(out, "reclaimed", st.reclaimed);
 	/* the expiry hand is what memcached's crawler is */
@@ -464,6 +464,7 @@ static void stats_items(struct server *srv, struct reply *out)
 	stat_u64(out, "items:1:reclaimed", st.reclaimed);
 	stat_u64(out, "items:1:expired_unfetched", st.expired_unfetched);
 	stat_u64(out, "items:1:evicted_unfetched", st.evicted_unfetched);
+	stat_u64(out, "items:1:evicted_active", st.evicted_active);
 }
 
 static void stats_slabs(struct server *srv, struct reply *out)
