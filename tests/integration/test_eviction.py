@@ -75,3 +75,36 @@ def test_queue_stats_add_up_and_the_ghost_is_used(start_server):
                  "main_queue_items", "ghost_entries", "ghost_hits",
                  "moves_to_main", "small_window_moves", "small_rescues"):
         assert own[name].isdigit(), name
+
+
+def test_evicted_active_counts_values_evicted_for_their_size(start_server):
+    """Cache-aside over keys read alike, a third of their values 3,000
+    bytes and the rest 100: main's hand keeps a small value read once but
+    wants two reads of a large one (docs/architecture.md, "Main weighs a
+    read against the size"), so large values read since the hand passed
+    are evicted, and counted in evicted_active, which stayed 0 before."""
+    import random
+    rnd = random.Random(29)
+    srv = start_server(["-m", "2", "-t", "1"])
+    keys = ["sz:%d" % i for i in range(6000)]
+
+    def size(k):
+        return 3000 if int(k[3:]) % 3 == 0 else 100
+
+    with srv.conn() as c:
+        for _ in range(300):
+            batch = [rnd.choice(keys) for _ in range(100)]
+            found = c.get(*batch)
+            missed = sorted({k for k in batch if k.encode() not in found})
+            c.send(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" %
+                            (k.encode(), size(k), b"w" * size(k))
+                            for k in missed))
+        st = c.stats()
+        items = c.stats("items")
+        kept = held(c, keys)
+    large = sum(1 for k in kept if size(k) == 3000)
+    assert int(st["evictions"]) > 1000
+    assert int(st["evicted_active"]) > 0
+    assert items["items:1:evicted_active"] == st["evicted_active"]
+    # per byte read alike: the store holds the small values
+    assert len(kept) - large > 4 * large, (len(kept), large)
