@@ -41,6 +41,13 @@
  *		requests each rank moves to the key 5,000 ranks colder
  *		than it had, so the 5,000 hottest keys go cold at once
  *		(to the tail) and the warm ones behind them turn hot
+ *	hotlarge  plain, but the 500 hottest keys have 8,000-byte values
+ *		(a size rule must not evict hot large values)
+ *	ranksized plain, but a key's value is sized by its popularity:
+ *		50 * 40^(1 - ln(rank + 1) / ln KEYS) bytes, 2,000 for the
+ *		hottest, 316 at rank 1,000, 50 for the coldest
+ * The last two are not in make bench's section; they check that a rule
+ * which weighs reads against sizes holds where sizes follow popularity.
  * Popularity is unrelated to key order: key ids are a seeded permutation
  * of the Zipf ranks. A key is "key:<id>".
  *
@@ -75,8 +82,11 @@
 #define TTL_SHARE	4		/* one key in TTL_SHARE has a TTL */
 #define SHIFT_EVERY	250000		/* requests between two drifts */
 #define SHIFT_RANKS	5000		/* ranks a drift moves */
+#define HOT_LARGE_KEYS	500		/* hotlarge: the hottest keys ... */
+#define HOT_LARGE_VALUE	8000		/* ... have values this large */
 
-enum mix { MIX_PLAIN, MIX_SCAN, MIX_TTL, MIX_SIZES, MIX_SHIFT };
+enum mix { MIX_PLAIN, MIX_SCAN, MIX_TTL, MIX_SIZES, MIX_SHIFT,
+	   MIX_HOTLARGE, MIX_RANKSIZED };
 
 /*
  * The simulated policies: exact LRU; S3-FIFO as the paper has it; and
@@ -187,6 +197,7 @@ static uint32_t trace_ids(const struct trace_opts *o)
 
 static void trace_next(struct trace *t, struct req *q)
 {
+	uint32_t rank = 0;
 	uint64_t h;
 
 	if (t->o.mix == MIX_SCAN && t->i && t->i % SCAN_EVERY == 0 &&
@@ -208,6 +219,7 @@ static void trace_next(struct trace *t, struct req *q)
 			else
 				hi = mid;
 		}
+		rank = lo;
 		if (t->o.mix == MIX_SHIFT)	/* the drifts so far */
 			lo = (uint32_t)((lo + (t->i - 1) / SHIFT_EVERY *
 					 SHIFT_RANKS) % t->o.keys);
@@ -220,6 +232,13 @@ static void trace_next(struct trace *t, struct req *q)
 		q->size = (uint32_t)(VALUE_MIN *
 			pow((double)VALUE_MAX / VALUE_MIN,
 			    (double)(h >> 11) * 0x1.0p-53));
+	if (t->o.mix == MIX_HOTLARGE && rank < HOT_LARGE_KEYS)
+		q->size = HOT_LARGE_VALUE;
+	if (t->o.mix == MIX_RANKSIZED && t->o.keys > 1)
+		q->size = (uint32_t)(VALUE_MIN *
+			pow((double)VALUE_MAX / VALUE_MIN,
+			    1.0 - log((double)rank + 1) /
+				  log((double)t->o.keys)));
 	if (t->o.mix == MIX_TTL && h % TTL_SHARE == 0)
 		q->ttl = 2 + (uint32_t)((h >> 8) % 4);
 }
@@ -923,7 +942,7 @@ static void usage(void)
 		"       hitratio sim -c ITEMS [-s lru|s3fifo|s3clock] [-T SECONDS] "
 		"[trace]\n"
 		"trace: [-a ALPHA] [-k KEYS] [-n REQUESTS] [-S SEED] "
-		"[-m plain|scan|ttl|sizes|shift]\n");
+		"[-m plain|scan|ttl|sizes|shift|hotlarge|ranksized]\n");
 	exit(2);
 }
 
@@ -965,6 +984,10 @@ int main(int argc, char **argv)
 				o.mix = MIX_SIZES;
 			else if (!strcmp(optarg, "shift"))
 				o.mix = MIX_SHIFT;
+			else if (!strcmp(optarg, "hotlarge"))
+				o.mix = MIX_HOTLARGE;
+			else if (!strcmp(optarg, "ranksized"))
+				o.mix = MIX_RANKSIZED;
 			else
 				usage();
 			break;
