@@ -193,10 +193,10 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
  * MAIN_SIZE_SHARE * @freq times the shard's mean size, or read as often
  * as the count holds. A value twice the mean needs two reads a turn to
  * stay where a mean one needs one: a hit ratio counts requests, not
- * bytes, so the bytes of a large value read once hold more hits as small
- * ones (GDSF's frequency over size, in the 2-bit count); and a value read
- * ITEM_FREQ_MAX times a turn stays whatever its size, so hot large values
- * are not cut by it.
+ * bytes, and the bytes of a large value read once would hold more hits
+ * as small values read as often (GDSF's frequency over size, in the
+ * 2-bit count); a value read ITEM_FREQ_MAX times a turn stays whatever
+ * its size, so that hot large values are not cut by the rule.
  */
 static bool main_keep_locked(const struct shard *sh, const struct item *it,
 			     unsigned int freq)
@@ -212,7 +212,8 @@ static bool main_keep_locked(const struct shard *sh, const struct item *it,
 /*
  * Make room from main: the hand passes the items of small by; an item of
  * main it keeps (main_keep_locked()) loses one of its frequency and is
- * passed by, any other is evicted. Return: false when main holds nothing but @keep.
+ * passed by, any other is evicted.
+ * Return: false when main holds nothing but @keep.
  */
 static bool main_evict_locked(struct store *s, struct shard *sh,
 			      rel_time_t now, const struct item *keep,

@@ -282,9 +282,10 @@ static inline void item_clear_flag(struct item *it, uint8_t f)
 }
 
 /*
- * The eviction's frequency, 0..3: FREQ_LO is its bit 0, FREQ_HI its bit 1.
- * A hit adds one (item_hit()); the main queue's hand takes one off each
- * time it passes, and evicts at 0.
+ * The eviction's frequency, 0..ITEM_FREQ_MAX: FREQ_LO is its bit 0,
+ * FREQ_HI its bit 1. A hit adds one (item_hit()); the main queue's hand
+ * takes one off each time it passes, and evicts at 0, or at 1 or 2 for
+ * the item's size (main_keep_locked() in evict.c).
  */
 #define ITEM_FREQ_MAX	3u
 
