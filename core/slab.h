@@ -203,8 +203,10 @@ void slab_purge_idle(void);
  * megabytes of pages.
  *
  * Context: any; takes each class lock in turn, a moment each.
+ * Return: whether it marked, gave back or named a page: false when a
+ * call after it would find nothing to do until pages are freed again.
  */
-void slab_drain_step(void);
+bool slab_drain_step(void);
 
 /**
  * slab_drains() - how many pages the classes are emptying now

@@ -61,28 +61,30 @@ static unsigned int page_purge_idle_locked(struct slab_class *c,
  * still wholly free at the next, the page goes back to as it came from
  * jemalloc (no block ever handed out) and its memory to the kernel, but
  * for the memory page that holds its head.
+ * Return: whether it marked or gave back a page.
  */
-static void page_purge_empty_locked(struct slab_class *c)
+static bool page_purge_empty_locked(struct slab_class *c)
 {
 	struct slab_page *pg;
 	uintptr_t w;
 
 	if (!c->empty)
-		return;
+		return false;
 	pg = list_last_entry(&c->partial, struct slab_page, node);
 	if (pg->nfree != c->per_page || !pg->free)
-		return;		/* in use, or as it came */
+		return false;	/* in use, or as it came */
 	block_unpoison(pg->free, sizeof(void *));
 	w = *(uintptr_t *)pg->free;
 	if (!(w & BLOCK_SEEN)) {
 		*(uintptr_t *)pg->free = w | BLOCK_SEEN;
 		block_poison(pg->free, sizeof(void *));
-		return;
+		return true;
 	}
 	block_poison(pg->free, sizeof(void *));
 	pg->free = NULL;
 	pg->next = 0;
 	slab_mem_purge(page_block(c, pg, 0), (size_t)c->per_page * c->size);
+	return true;
 }
 
 /* What a page's draining holds for the call @call:
@@ -108,8 +110,9 @@ static inline uint16_t drain_tick(unsigned int call)
  * reply holds an item there, or a block of it waits in an idle thread's
  * cache) goes back on the list, at its end: the pages not tried come
  * first, and a later call may choose it again.
+ * Return: whether it named a page.
  */
-static void drain_step_locked(struct slab_class *c, unsigned int call)
+static bool drain_step_locked(struct slab_class *c, unsigned int call)
 {
 	struct slab_page *cand[DRAIN_LOOK], *pg;
 	uint16_t now = drain_tick(call);
@@ -132,7 +135,7 @@ static void drain_step_locked(struct slab_class *c, unsigned int call)
 	spare = c->pages * c->per_page - c->out -
 		(uint64_t)c->empty * c->per_page - c->drain_free;
 	if (c->per_page < 2 || spare * 4 <= (uint64_t)c->per_page * 5)
-		return;
+		return false;
 	need = (uint64_t)c->ndrain * c->per_page - c->drain_free;
 	list_for_each_entry(pg, &c->partial, node) {
 		if (pg->nfree == c->per_page)
@@ -159,9 +162,10 @@ static void drain_step_locked(struct slab_class *c, unsigned int call)
 		list_move_tail(&pg->node, &c->drain);
 	}
 	if (!k)
-		return;
+		return false;
 	__atomic_store_n(&c->ndrain, c->ndrain + k, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&slab_drain_pages, k, __ATOMIC_RELAXED);
+	return true;
 }
 
 void slab_purge_idle(void)
@@ -195,21 +199,23 @@ void slab_purge_idle(void)
 	}
 }
 
-void slab_drain_step(void)
+bool slab_drain_step(void)
 {
 	unsigned int call = __atomic_fetch_add(&drain_calls, 1,
 					       __ATOMIC_RELAXED);
 	unsigned int i;
+	bool busy = false;
 
 	for (i = 0; i < slab_nclasses; i++) {
 		struct slab_class *c = &slab_classes[i];
 
 		ak_lock_acquire(&c->lock);
 		if (i < slab_purge_first)
-			page_purge_empty_locked(c);
-		drain_step_locked(c, call);
+			busy |= page_purge_empty_locked(c);
+		busy |= drain_step_locked(c, call);
 		ak_lock_release(&c->lock);
 	}
+	return busy;
 }
 
 unsigned int slab_drains(void)

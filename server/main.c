@@ -60,6 +60,8 @@
 #define DRAIN_TICK_US		100000	/* between the drain's ticks */
 #define DRAIN_WALK_US		2000	/* time a drain tick may spend moving */
 
+static const struct timeval drain_tick = { 0, DRAIN_TICK_US };
+
 static void load_settings(int argc, char **argv)
 {
 	enum settings_action action;
@@ -192,13 +194,19 @@ static void on_clock(evutil_socket_t fd, short what, void *arg)
 		if (server_now_us() - start > EXPIRE_TICK_US)
 			break;
 	}
+	if (srv->drain_idle) {		/* the drain ticks again */
+		srv->drain_idle = false;
+		evtimer_add(srv->drain, &drain_tick);
+	}
 }
 
 /*
  * Between the clock's ticks, the slab classes' pages (slab_drain_step():
  * idle wholly free pages give their memory back, sparse pages are named
  * to empty), and while some are being emptied a walk that moves their
- * items, 2 ms at most. Idle, it is a moment under each class lock.
+ * items, 2 ms at most. A tick that finds nothing to do stops them until
+ * the clock's next tick, so an idle server wakes twice a second, not
+ * eleven times.
  */
 static void on_drain(evutil_socket_t fd, short what, void *arg)
 {
@@ -208,7 +216,11 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	slab_drain_step();
+	if (!slab_drain_step() && !slab_drains()) {
+		event_del(srv->drain);
+		srv->drain_idle = true;
+		return;
+	}
 	if (!slab_drains())
 		return;
 	start = server_now_us();
@@ -516,7 +528,6 @@ static void on_sigusr2(evutil_socket_t sig, short what, void *arg)
 static void setup_events(struct server *srv)
 {
 	struct timeval one_sec = { 1, 0 };
-	struct timeval drain_tick = { 0, DRAIN_TICK_US };
 
 	srv->sigterm = evsignal_new(srv->base, SIGTERM, on_signal, srv);
 	srv->sigint = evsignal_new(srv->base, SIGINT, on_signal, srv);

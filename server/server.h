@@ -55,6 +55,7 @@ struct server {
 	struct event *sighup;		/* reloads the auth file */
 	struct event *clock;		/* one-second tick */
 	struct event *drain;		/* ten a second: pages emptied */
+	bool drain_idle;		/* drain stopped until the clock */
 	time_t started;			/* process start, unix time */
 
 	pthread_mutex_t stats_lock;	/* guards the workers' stats baselines */

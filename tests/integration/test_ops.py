@@ -276,3 +276,29 @@ def test_man_pages_cover_every_flag_and_directive():
     text = man_text("anchorkv-cli.1")
     missing = sorted(f for f in flags if f not in text)
     assert not missing, missing
+
+
+def test_an_idle_server_wakes_about_twice_a_second(start_server):
+    """The main thread's clock ticks once a second; the drain tick, ten
+    a second while slab pages are given back or emptied, stops when it
+    finds nothing to do until the clock's next tick. An idle server woke
+    eleven times a second before (the drain tick never stopped)."""
+    srv = start_server(["-t", "2"])
+    with srv.conn() as c:
+        for i in range(200):
+            assert c.set("idle:%d" % i, "x") == b"STORED"
+        assert c.get1("idle:7") == b"x"
+    status = "/proc/%d/task/%d/status" % (srv.pid, srv.pid)
+
+    def wakeups():
+        with open(status) as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+        raise AssertionError("no voluntary_ctxt_switches in " + status)
+
+    time.sleep(1.5)			# the drain tick finds nothing left
+    before = wakeups()
+    time.sleep(4)
+    woke = wakeups() - before
+    assert woke <= 4 * 5, "%d wakeups of the main thread in 4 s" % woke

@@ -656,13 +656,36 @@ static void test_idle_empty_page_leaves_memory(void)
 	idle_empty_page_leaves_memory(slab_purge_idle);
 }
 
-/* The server calls slab_drain_step() ten times a second so that a page
+static bool drain_busy[2];
+static unsigned int drain_calls_made;
+
+static void drain_step_recorded(void)
+{
+	drain_busy[drain_calls_made++ % 2] = slab_drain_step();
+}
+
+/*
+ * The server calls slab_drain_step() ten times a second so that a page
  * freed gives its memory back within a fraction of that: with small
  * values kept and larger ones evicted, the wholly free pages of a second
- * held megabytes past -m 64 (test_memlimit's load). */
+ * held megabytes past -m 64 (test_memlimit's load). It says whether it
+ * did anything: the server stops the ticks when it did not, until the
+ * clock's next (an idle server woke eleven times a second).
+ */
 static void test_drain_step_purges_an_idle_empty_page(void)
 {
-	idle_empty_page_leaves_memory(slab_drain_step);
+	bool again[3];
+
+	idle_empty_page_leaves_memory(drain_step_recorded);
+	CHECK_MSG(drain_busy[0] && drain_busy[1],
+		  "marking, then purging: busy %d, %d", drain_busy[0],
+		  drain_busy[1]);
+	/* the page the helper used last is wholly free again */
+	again[0] = slab_drain_step();	/* marked */
+	again[1] = slab_drain_step();	/* purged */
+	again[2] = slab_drain_step();	/* nothing left to do */
+	CHECK_MSG(again[0] && again[1] && !again[2],
+		  "busy %d, %d, then %d", again[0], again[1], again[2]);
 }
 
 /*
