@@ -194,10 +194,9 @@ static void on_clock(evutil_socket_t fd, short what, void *arg)
 		if (server_now_us() - start > EXPIRE_TICK_US)
 			break;
 	}
-	if (srv->drain_idle) {		/* the drain ticks again */
+	/* the drain ticks again (or tries at the next tick) */
+	if (srv->drain_idle && evtimer_add(srv->drain, &drain_tick) == 0)
 		srv->drain_idle = false;
-		evtimer_add(srv->drain, &drain_tick);
-	}
 }
 
 /*
