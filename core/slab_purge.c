@@ -170,19 +170,9 @@ static bool drain_step_locked(struct slab_class *c, unsigned int call)
 
 void slab_purge_idle(void)
 {
-	unsigned int call = __atomic_fetch_add(&drain_calls, 1,
-					       __ATOMIC_RELAXED);
 	struct slab_page *pg;
 	unsigned int i;
 
-	for (i = 0; i < slab_purge_first; i++) {
-		struct slab_class *c = &slab_classes[i];
-
-		ak_lock_acquire(&c->lock);
-		page_purge_empty_locked(c);
-		drain_step_locked(c, call);
-		ak_lock_release(&c->lock);
-	}
 	for (i = slab_purge_first; i < slab_nclasses; i++) {
 		struct slab_class *c = &slab_classes[i];
 		unsigned int n = 0;
@@ -194,9 +184,9 @@ void slab_purge_idle(void)
 				break;
 		}
 		c->purged += n;
-		drain_step_locked(c, call);
 		ak_lock_release(&c->lock);
 	}
+	slab_drain_step();	/* the pages' part, as between the calls */
 }
 
 bool slab_drain_step(void)
