@@ -11,8 +11,13 @@
  *	warms the cache; the hit ratio is over the second half. Then it asks
  *	the server how many items it holds (stats curr_items, DBSIZE) and
  *	simulates exact LRU and S3-FIFO at that many items on the same
- *	trace. With -i, the server's CPU (utime + stime of /proc/PID/stat)
- *	per request is reported too. Prints one line of name=value pairs.
+ *	trace. Where values have many sizes (sizes, hotlarge, ranksized),
+ *	S3-FIFO is simulated at the server's bytes too (stats bytes, the
+ *	text protocol only; as sim -b): a policy that weighs sizes holds
+ *	more small items than a FIFO of its items could, so beside the
+ *	items it is compared at its memory. With -i, the server's CPU
+ *	(utime + stime of /proc/PID/stat) per request is reported too.
+ *	Prints one line of name=value pairs.
  *
  *   hitratio fill -P mc|resp -p PORT -v BYTES -k KEYS
  *	Stores KEYS keys ("key:0" on) with a value of BYTES bytes each, in
@@ -20,10 +25,13 @@
  *	server holds: what one item size costs each server at its memory
  *	limit (the caller sends more than fits).
  *
- *   hitratio sim -c ITEMS [-s lru|s3fifo|s3clock] [trace options]
- *                [-T SECONDS]
+ *   hitratio sim -c ITEMS [-b BYTES] [-s lru|s3fifo|s3clock]
+ *                [trace options] [-T SECONDS]
  *	Only the simulators, at ITEMS items (lru and s3fifo unless -s); -T
- *	spreads the trace over that many seconds for its TTLs. s3clock is
+ *	spreads the trace over that many seconds for its TTLs. With -b they
+ *	hold BYTES bytes instead, an item weighing 48 bytes (memcached's
+ *	header) + its key + its value, and S3-FIFO's ghost remembers as
+ *	many keys as 9/10 of ITEMS (lru and s3fifo only). s3clock is
  *	S3-FIFO whose main queue is a CLOCK over positions fixed by the key
  *	(the server's hand over its hash table; an item entering it within
  *	the half turn ahead of the hand is passed by once), for comparison.
@@ -51,7 +59,7 @@
  * Popularity is unrelated to key order: key ids are a seeded permutation
  * of the Zipf ranks. A key is "key:<id>".
  *
- * The simulators count items, not bytes, and are written from the
+ * The simulators count items (or bytes, -b), and are written from the
  * papers, independently of the server's code: LRU is a doubly linked
  * list; S3-FIFO (Yang et al., SOSP 2023) a small FIFO of a tenth of the
  * items, a main FIFO with reinsertion by a 2-bit frequency and a ghost
@@ -249,6 +257,7 @@ struct sim_item {
 	uint32_t gen;		/* bumped when the item leaves a queue */
 	uint8_t where;		/* 0 absent, 1 small (or LRU), 2 main */
 	uint8_t freq;
+	uint32_t weight;	/* 1, or its bytes (-b) */
 	double exp;		/* 0: never */
 };
 
@@ -290,9 +299,17 @@ static void fifo_push(struct fifo *f, uint32_t id, uint32_t gen)
 	f->head++;
 }
 
+/*
+ * n_small, n_main and the caps count items, or bytes with -b: an item
+ * then weighs SIM_ITEM_HEADER + its key + its value, and the ghost holds
+ * ghost_cap keys (the main queue's share of the items the server held).
+ */
+#define SIM_ITEM_HEADER	48	/* memcached's item header with cas */
+
 struct sim {
-	uint64_t cap, small_cap, main_cap;
+	uint64_t cap, small_cap, main_cap, ghost_cap;
 	uint64_t n_small, n_main;
+	bool bytes;
 	struct sim_item *it;
 	struct fifo small, main, ghost;
 	uint64_t *ghost_at;	/* 1 + the ghost position of an id, 0: none */
@@ -307,13 +324,21 @@ struct sim {
 
 #define NIL	UINT32_MAX
 
-static void sim_init(struct sim *m, enum policy p, uint64_t cap, uint32_t ids)
+static void sim_init(struct sim *m, enum policy p, uint64_t cap,
+		     uint64_t bytes, uint32_t ids)
 {
+	uint64_t entries;
+
 	memset(m, 0, sizeof(*m));
 	m->lru = p == POL_LRU;
-	m->cap = cap ? cap : 1;
+	m->bytes = bytes != 0;
+	m->cap = bytes ? bytes : cap ? cap : 1;
 	m->small_cap = m->cap / 10 ? m->cap / 10 : 1;
 	m->main_cap = m->cap - m->small_cap;
+	m->ghost_cap = bytes ? cap - cap / 10 : m->main_cap;
+	if (!m->ghost_cap)
+		m->ghost_cap = 1;
+	entries = bytes ? cap + 1 : m->cap;
 	m->move_at = 1;
 	m->it = xmalloc(sizeof(*m->it) * ids);
 	if (m->lru) {
@@ -322,9 +347,9 @@ static void sim_init(struct sim *m, enum policy p, uint64_t cap, uint32_t ids)
 		m->lru_head = m->lru_tail = NIL;
 		return;
 	}
-	fifo_init(&m->small, m->small_cap + 16);
-	fifo_init(&m->main, m->cap + 16);
-	fifo_init(&m->ghost, m->main_cap + 16);
+	fifo_init(&m->small, entries / 10 + 16);	/* they grow */
+	fifo_init(&m->main, entries + 16);
+	fifo_init(&m->ghost, m->ghost_cap + 16);
 	m->ghost_at = xmalloc(sizeof(uint64_t) * ids);
 	m->clock_main = p == POL_S3CLOCK;
 	if (m->clock_main) {
@@ -406,9 +431,9 @@ static void sim_drop(struct sim *m, uint32_t id)
 	if (m->lru)
 		lru_unlink(m, id);
 	if (x->where == 2)
-		m->n_main--;
+		m->n_main -= x->weight;
 	else
-		m->n_small--;
+		m->n_small -= x->weight;
 	if (m->clock_main && x->where == 2)
 		m->slot[m->pos[id]] = NIL;
 	x->where = 0;
@@ -432,7 +457,7 @@ static void ghost_add(struct sim *m, uint32_t id)
 {
 	uint32_t old;
 
-	if (m->ghost.head - m->ghost.tail == m->ghost.cap - 16) {
+	if (m->ghost.head - m->ghost.tail == m->ghost_cap) {
 		old = m->ghost.id[m->ghost.tail % m->ghost.cap];
 		if (m->ghost_at[old] == m->ghost.tail + 1)
 			m->ghost_at[old] = 0;
@@ -487,8 +512,8 @@ static void s3_evict(struct sim *m)
 		if (x->freq >= m->move_at) {
 			x->where = 2;
 			x->freq = 0;
-			m->n_small--;
-			m->n_main++;
+			m->n_small -= x->weight;
+			m->n_main += x->weight;
 			main_push(m, id);
 			if (m->n_main > m->main_cap)
 				s3_evict_main(m);
@@ -523,14 +548,21 @@ static bool sim_get(struct sim *m, uint32_t id, double now)
 	return true;
 }
 
-/* The set that follows a miss. */
-static void sim_set(struct sim *m, uint32_t id, double exp)
+/* The set that follows a miss, of a value of @size bytes. */
+static void sim_set(struct sim *m, uint32_t id, uint32_t size, double exp)
 {
 	struct sim_item *x = &m->it[id];
+	char key[16];
 
 	if (x->where)
 		return;		/* set twice in one batch */
-	while (m->n_small + m->n_main >= m->cap) {
+	x->weight = 1;
+	if (m->bytes)
+		x->weight = SIM_ITEM_HEADER + size +
+			    (uint32_t)snprintf(key, sizeof(key), "key:%u", id);
+	if (x->weight > m->cap)
+		return;		/* it could never fit */
+	while (m->n_small + m->n_main + x->weight > m->cap) {
 		if (m->lru) {
 			sim_drop(m, m->lru_tail);
 			continue;
@@ -541,7 +573,7 @@ static void sim_set(struct sim *m, uint32_t id, double exp)
 	x->freq = 0;
 	if (m->lru) {
 		x->where = 1;
-		m->n_small++;
+		m->n_small += x->weight;
 		lru_push(m, id);
 		return;
 	}
@@ -549,12 +581,12 @@ static void sim_set(struct sim *m, uint32_t id, double exp)
 			       m->ghost.head - m->ghost.tail) {
 		m->ghost_at[id] = 0;
 		x->where = 2;
-		m->n_main++;
+		m->n_main += x->weight;
 		main_push(m, id);
 		return;
 	}
 	x->where = 1;
-	m->n_small++;
+	m->n_small += x->weight;
 	fifo_push(&m->small, id, x->gen);
 }
 
@@ -563,7 +595,7 @@ static void sim_set(struct sim *m, uint32_t id, double exp)
  * replay does. Return: the hit ratio over the second half.
  */
 static double simulate(const struct trace_opts *o, enum policy p, uint64_t cap,
-		       unsigned int batch, double seconds)
+		       uint64_t bytes, unsigned int batch, double seconds)
 {
 	uint32_t ids = trace_ids(o);
 	struct req *b = xmalloc(sizeof(*b) * batch);
@@ -573,7 +605,7 @@ static double simulate(const struct trace_opts *o, enum policy p, uint64_t cap,
 	struct sim m;
 
 	trace_init(&t, o);
-	sim_init(&m, p, cap, ids);
+	sim_init(&m, p, cap, bytes, ids);
 	while (done < o->requests) {
 		unsigned int n = 0, j;
 		double now = seconds * (double)done / (double)o->requests;
@@ -589,7 +621,7 @@ static double simulate(const struct trace_opts *o, enum policy p, uint64_t cap,
 		}
 		for (j = 0; j < n; j++)
 			if (!hit[j])
-				sim_set(&m, b[j].id,
+				sim_set(&m, b[j].id, b[j].size,
 					b[j].ttl ? now + b[j].ttl : 0);
 		done += n;
 	}
@@ -795,11 +827,14 @@ static bool read_set(struct conn *c)
 	return false;
 }
 
-static uint64_t server_items(struct conn *c)
+/* The items the server holds; and with the text protocol, @bytes: their
+ * bytes (stats bytes). */
+static uint64_t server_items(struct conn *c, uint64_t *bytes)
 {
 	uint64_t items = 0;
 	char *l;
 
+	*bytes = 0;
 	if (resp) {
 		out_put(c, "*1\r\n$6\r\nDBSIZE\r\n", 16);
 		out_flush(c);
@@ -810,8 +845,10 @@ static uint64_t server_items(struct conn *c)
 	}
 	out_put(c, "stats\r\n", 7);
 	out_flush(c);
-	while (strcmp(l = in_line(c), "END"))
+	while (strcmp(l = in_line(c), "END")) {
 		sscanf(l, "STAT curr_items %lu", &items);
+		sscanf(l, "STAT bytes %lu", bytes);
+	}
 	return items;
 }
 
@@ -851,7 +888,7 @@ static void replay(const struct trace_opts *o, int port, int pid,
 {
 	struct req *b = xmalloc(sizeof(*b) * batch);
 	bool *hit = xmalloc(sizeof(bool) * batch);
-	uint64_t done = 0, hits = 0, counted = 0, refused = 0, items;
+	uint64_t done = 0, hits = 0, counted = 0, refused = 0, items, bytes;
 	unsigned int pending = 0, j, n;
 	uint64_t ticks = pid ? cpu_ticks(pid) : 0;
 	double t0 = now_s(), secs, lru, s3;
@@ -891,14 +928,18 @@ static void replay(const struct trace_opts *o, int port, int pid,
 	secs = now_s() - t0;
 	if (pid)
 		ticks = cpu_ticks(pid) - ticks;
-	items = server_items(&c);
+	items = server_items(&c, &bytes);
 	close(c.fd);
 	trace_free(&t);
-	lru = simulate(o, POL_LRU, items, batch, secs);
-	s3 = simulate(o, POL_S3FIFO, items, batch, secs);
+	lru = simulate(o, POL_LRU, items, 0, batch, secs);
+	s3 = simulate(o, POL_S3FIFO, items, 0, batch, secs);
 	printf("hit=%.4f items=%lu lru=%.4f s3fifo=%.4f seconds=%.1f "
 	       "refused=%lu", (double)hits / (double)counted, items, lru, s3,
 	       secs, refused);
+	if (bytes && items && o->mix != MIX_PLAIN && o->mix != MIX_SCAN &&
+	    o->mix != MIX_TTL && o->mix != MIX_SHIFT)	/* sizes vary */
+		printf(" bytes=%lu s3fifo_bytes=%.4f", bytes,
+		       simulate(o, POL_S3FIFO, items, bytes, batch, secs));
 	if (pid)
 		printf(" cpu_us=%.3f", (double)ticks * 1e6 /
 		       (double)sysconf(_SC_CLK_TCK) / (double)o->requests);
@@ -911,7 +952,7 @@ static void replay(const struct trace_opts *o, int port, int pid,
 
 static void fill(int port, uint32_t size, uint32_t keys)
 {
-	uint64_t refused = 0;
+	uint64_t refused = 0, bytes;
 	uint32_t id = 0, n, j;
 	struct conn c;
 
@@ -927,7 +968,7 @@ static void fill(int port, uint32_t size, uint32_t keys)
 		for (j = 0; j < n; j++)
 			refused += !read_set(&c);
 	}
-	printf("items=%lu refused=%lu\n", server_items(&c), refused);
+	printf("items=%lu refused=%lu\n", server_items(&c, &bytes), refused);
 	close(c.fd);
 	free(c.in);
 	free(c.out);
@@ -939,8 +980,8 @@ static void usage(void)
 		"usage: hitratio replay -P mc|resp -p PORT [-i PID] [-B BATCH] "
 		"[trace]\n"
 		"       hitratio fill -P mc|resp -p PORT -v BYTES -k KEYS\n"
-		"       hitratio sim -c ITEMS [-s lru|s3fifo|s3clock] [-T SECONDS] "
-		"[trace]\n"
+		"       hitratio sim -c ITEMS [-b BYTES] [-s lru|s3fifo|s3clock] "
+		"[-T SECONDS] [trace]\n"
 		"trace: [-a ALPHA] [-k KEYS] [-n REQUESTS] [-S SEED] "
 		"[-m plain|scan|ttl|sizes|shift|hotlarge|ranksized]\n");
 	exit(2);
@@ -952,14 +993,15 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "", *only = NULL;
 	unsigned int batch = 64;
 	double seconds = 0;
-	uint64_t items = 0;
+	uint64_t items = 0, bytes = 0;
 	int port = 0, pid = 0, opt;
 	uint32_t vbytes = 0;
 
 	if (argc < 2)
 		usage();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "P:p:i:B:a:k:n:S:m:c:s:T:v:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:p:i:B:a:k:n:S:m:c:b:s:T:v:")) !=
+	       -1) {
 		switch (opt) {
 		case 'P': resp = !strcmp(optarg, "resp"); break;
 		case 'p': port = atoi(optarg); break;
@@ -970,6 +1012,7 @@ int main(int argc, char **argv)
 		case 'n': o.requests = strtoull(optarg, NULL, 10); break;
 		case 'S': o.seed = strtoull(optarg, NULL, 10); break;
 		case 'c': items = strtoull(optarg, NULL, 10); break;
+		case 'b': bytes = strtoull(optarg, NULL, 10); break;
 		case 's': only = optarg; break;
 		case 'T': seconds = atof(optarg); break;
 		case 'v': vbytes = (uint32_t)strtoul(optarg, NULL, 10); break;
@@ -1006,16 +1049,17 @@ int main(int argc, char **argv)
 		replay(&o, port, pid, batch);
 		return 0;
 	}
-	if (strcmp(mode, "sim") || !items)
+	if (strcmp(mode, "sim") || !items ||
+	    (bytes && only && !strcmp(only, "s3clock")))
 		usage();
 	if (!only || !strcmp(only, "lru"))
-		printf("lru=%.4f ", simulate(&o, POL_LRU, items, batch,
+		printf("lru=%.4f ", simulate(&o, POL_LRU, items, bytes, batch,
 					     seconds));
 	if (!only || !strcmp(only, "s3fifo"))
-		printf("s3fifo=%.4f ", simulate(&o, POL_S3FIFO, items, batch,
-						seconds));
+		printf("s3fifo=%.4f ", simulate(&o, POL_S3FIFO, items, bytes,
+						batch, seconds));
 	if (only && !strcmp(only, "s3clock"))
-		printf("s3clock=%.4f ", simulate(&o, POL_S3CLOCK, items,
+		printf("s3clock=%.4f ", simulate(&o, POL_S3CLOCK, items, 0,
 						 batch, seconds));
 	printf("\n");
 	return 0;

@@ -650,17 +650,21 @@ def cmd_hitratio(raw, out_md, command):
          "batches of 64 gets, a set for each miss; the hit ratio is over "
          "the second half of the trace. Servers -t 2 -m MB; Redis "
          "maxmemory MB. *sim* columns: exact LRU and S3-FIFO simulated at "
-         "the items anchorkv held. Points: hundredths of hit ratio." +
+         "the items anchorkv held; where values have many sizes, S3-FIFO "
+         "at its bytes too (stats bytes; an item weighs 48 bytes + key + "
+         "value): a policy that weighs sizes holds more small items than "
+         "a FIFO of as many items could hold in its memory. Points: "
+         "hundredths of hit ratio." +
          (" Each figure is the median of the runs of its row (up to %d)."
           % runs if runs > 1 else ""), "",
          "Made by `%s`." % command, ""]
     head = ("| trace | size | MB | " +
             " | ".join(n for _, n in HR_SERVERS) +
             " | anchorkv - best peer | sim LRU | sim S3-FIFO | "
-            "anchorkv - sim S3-FIFO | items ak / mc | CPU us/req ak / mc "
-            "/ lfu |")
+            "anchorkv - sim S3-FIFO | sim S3-FIFO at ak's bytes | "
+            "items ak / mc | CPU us/req ak / mc / lfu |")
     w += [head, "|" + "---|" * (head.count("|") - 1)]
-    deltas, sims, items = [], [], []
+    deltas, sims, items, bsims = [], [], [], []
     for key in order:
         r = rows[key]
         if key[0] == "fill" or not all(k in r for k, _ in HR_SERVERS):
@@ -674,11 +678,17 @@ def cmd_hitratio(raw, out_md, command):
         items.append(r["ak"]["items"] / max(1, r["mc"]["items"]))
         cpu = " / ".join("%.2f" % r[k]["cpu_us"] if "cpu_us" in r[k] else "-"
                          for k in ("ak", "mc", "lfu"))
+        bsim = "-"
+        if "s3fifo_bytes" in r["ak"]:
+            bsim = "%.4f (%+.1f)" % (r["ak"]["s3fifo_bytes"],
+                                     (hit["ak"] - r["ak"]["s3fifo_bytes"]) *
+                                     100)
+            bsims.append((hit["ak"] - r["ak"]["s3fifo_bytes"]) * 100)
         w.append("| %s | %d %% | %d | %s | %+.1f | %.4f | %.4f | %+.1f | "
-                 "%d / %d | %s |" % (
+                 "%s | %d / %d | %s |" % (
                      key[0], key[1], key[2],
                      " | ".join("%.4f" % hit[k] for k, _ in HR_SERVERS),
-                     d, r["ak"]["lru"], r["ak"]["s3fifo"], sd,
+                     d, r["ak"]["lru"], r["ak"]["s3fifo"], sd, bsim,
                      r["ak"]["items"], r["mc"]["items"], cpu))
     if deltas:
         w += ["", "Over %d rows: anchorkv - best peer %+.2f points on "
@@ -688,6 +698,11 @@ def cmd_hitratio(raw, out_md, command):
                   len(deltas), statistics.mean(deltas), min(deltas),
                   statistics.mean(sims), min(sims),
                   statistics.mean(items), min(items))]
+        if bsims:
+            w[-1] += (" Over the %d rows of many sizes, anchorkv - S3-FIFO "
+                      "at its bytes %+.2f points on average, %+.2f at "
+                      "worst." % (len(bsims), statistics.mean(bsims),
+                                  min(bsims)))
     fills = [k for k in order if k[0] == "fill" and
              all(n in rows[k] for n, _ in HR_SERVERS)]
     if fills:
