@@ -680,10 +680,8 @@ def cmd_hitratio(raw, out_md, command):
                          for k in ("ak", "mc", "lfu"))
         bsim = "-"
         if "s3fifo_bytes" in r["ak"]:
-            bsim = "%.4f (%+.1f)" % (r["ak"]["s3fifo_bytes"],
-                                     (hit["ak"] - r["ak"]["s3fifo_bytes"]) *
-                                     100)
             bsims.append((hit["ak"] - r["ak"]["s3fifo_bytes"]) * 100)
+            bsim = "%.4f (%+.1f)" % (r["ak"]["s3fifo_bytes"], bsims[-1])
         w.append("| %s | %d %% | %d | %s | %+.1f | %.4f | %.4f | %+.1f | "
                  "%s | %d / %d | %s |" % (
                      key[0], key[1], key[2],
