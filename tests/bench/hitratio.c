@@ -251,6 +251,12 @@ static void trace_next(struct trace *t, struct req *q)
 		q->ttl = 2 + (uint32_t)((h >> 8) % 4);
 }
 
+/* A key's name, as the replay sends it and the simulators weigh it. */
+static int key_of(char *buf, uint32_t id)
+{
+	return sprintf(buf, "key:%u", id);
+}
+
 /* ---- simulators ---- */
 
 struct sim_item {
@@ -558,8 +564,7 @@ static void sim_set(struct sim *m, uint32_t id, uint32_t size, double exp)
 		return;		/* set twice in one batch */
 	x->weight = 1;
 	if (m->bytes)
-		x->weight = SIM_ITEM_HEADER + size +
-			    (uint32_t)snprintf(key, sizeof(key), "key:%u", id);
+		x->weight = SIM_ITEM_HEADER + size + (uint32_t)key_of(key, id);
 	if (x->weight > m->cap)
 		return;		/* it could never fit */
 	while (m->n_small + m->n_main + x->weight > m->cap) {
@@ -745,11 +750,6 @@ static void conn_open(struct conn *c, int port)
 
 static bool resp;		/* RESP (Redis) rather than memcached text */
 static char value_buf[FILL_MAX + 2];
-
-static int key_of(char *buf, uint32_t id)
-{
-	return sprintf(buf, "key:%u", id);
-}
 
 static void send_get(struct conn *c, uint32_t id)
 {
