@@ -12,7 +12,8 @@
  *                   v                        no:  evicted, key to ghost
  *             [ main queue: the hand over the indexes, 2-bit freq ]
  *                   freq > 0: freq - 1, the hand moves on; 0: evicted
- *                   (and freq 1 or 2 at 2 * freq times the mean size)
+ *                   (and freq 1 or 2 at 2 * freq times the mean size;
+ *                   a small unread one is rescued as at small's tail)
  *
  * A hit only adds one to the item's 2-bit frequency (item_hit()): no
  * list moves, no lock beyond the shard's it already holds. The small queue
@@ -75,15 +76,16 @@ static void item_evict_locked(struct store *s, struct shard *sh,
 }
 
 /*
- * Whether small's tail item, unread, of @size bytes, goes to main
- * instead of out: it is under half the shard's mean size, and the items
- * rescued so have been read in main, per byte, at least RESCUE_MARGIN
- * times as often as those read in small (RESCUE_EXPLORE keeps that
- * measured while the answer is no). Where reads do not favour what
- * small saw read (keys read about as often, or only written), holding
- * the small values holds more items, and memcached's slab classes hold
- * them so at a small -m; where they do, the rescues stop. What was read
- * is counted by the hand (main_mark_seen_locked()).
+ * Whether an unread item of @size bytes is kept in main instead of
+ * evicted, at small's tail or by main's hand: it is under half the
+ * shard's mean size, and the items rescued so have been read in main, per
+ * byte, at least RESCUE_MARGIN times as often as those read in small
+ * (RESCUE_EXPLORE keeps that measured while the answer is no). Where
+ * reads do not favour what small saw read (keys read about as often, or
+ * only written), holding the small values holds more items, and
+ * memcached's slab classes hold them so at a small -m; where they do, the
+ * rescues stop. What was read is counted by the hand
+ * (main_mark_seen_locked()).
  */
 static bool small_rescue_locked(struct shard *sh, size_t size)
 {
@@ -101,23 +103,15 @@ static bool small_rescue_locked(struct shard *sh, size_t size)
 }
 
 /*
- * @it leaves small for main, with the frequency that makes it wait about
- * a turn of the hand. One that gets none is marked (@mark): the hand
- * counts whether it was read before it came (main_mark_seen_locked()).
+ * Mark @it, of @size bytes, with no frequency in main: the hand counts
+ * whether it is read before it comes (main_mark_seen_locked()), for a
+ * rescue (ITEM_MARK_RESCUED) or for a move of an item read in small.
  */
-static void small_to_main_locked(struct shard *sh, struct item *it,
-				 size_t size, uint32_t mark)
+static void rescue_mark_locked(struct shard *sh, struct item *it,
+			       size_t size, uint32_t mark)
 {
 	struct queues *q = &sh->q;
-	unsigned int freq;
 
-	ak_lock_assert_held(&sh->lock);
-	small_forget_locked(sh, it);
-	freq = item_is_int(it) ? 0 : main_entry_freq_locked(sh,
-			item_key_hash(item_str_key(it), it->nkey));
-	item_set_freq(it, freq);
-	if (freq)
-		return;
 	item_set_marks(it, mark);
 	if (mark == ITEM_MARK_RESCUED)
 		q->rescue_bytes += size;
@@ -131,14 +125,34 @@ static void small_to_main_locked(struct shard *sh, struct item *it,
 	}
 }
 
-/* The hand passes @it, marked when it entered main: count its reads. */
+/*
+ * @it leaves small for main, with the frequency that makes it wait about
+ * a turn of the hand. One that gets none is marked (@mark): the hand
+ * counts whether it was read before it came (main_mark_seen_locked()).
+ */
+static void small_to_main_locked(struct shard *sh, struct item *it,
+				 size_t size, uint32_t mark)
+{
+	unsigned int freq;
+
+	ak_lock_assert_held(&sh->lock);
+	small_forget_locked(sh, it);
+	freq = item_is_int(it) ? 0 : main_entry_freq_locked(sh,
+			item_key_hash(item_str_key(it), it->nkey));
+	item_set_freq(it, freq);
+	if (!freq)
+		rescue_mark_locked(sh, it, size, mark);
+}
+
+/* The hand passes @it, marked when it entered main or was rescued there
+ * last: count whether it was read since (it came with no frequency). */
 static void main_mark_seen_locked(struct shard *sh, struct item *it,
 				  uint32_t marks)
 {
 	ak_lock_assert_held(&sh->lock);
 	item_set_marks(it, 0);
 	if (marks & ITEM_MARK_RESCUED) {
-		if (READ_ONCE(it->iflags) & ITEM_FETCHED) /* read in main */
+		if (item_freq(it))	/* read in main */
 			sh->q.rescue_hits++;
 	} else if (item_freq(it)) {	/* it came with none */
 		sh->q.probe_hits++;
@@ -208,7 +222,11 @@ static bool main_keep_locked(const struct shard *sh, const struct item *it,
 /*
  * Make room from main: the hand passes the items of small by; an item of
  * main it keeps (main_keep_locked()) loses one of its frequency and is
- * passed by, any other is evicted.
+ * passed by; an unread one is rescued as at small's tail, under the same
+ * rule and measure (small_rescue_locked()): a small value seldom gets a
+ * read within a turn where the keys written are not those missed
+ * (memtier's sets), and rescued from small it went at the hand's first
+ * pass; any other is evicted.
  * Return: false when main holds nothing but @keep.
  */
 static bool main_evict_locked(struct store *s, struct shard *sh,
@@ -242,6 +260,12 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 		freq = item_freq(it);
 		if (main_keep_locked(sh, it, freq)) {
 			item_set_freq(it, freq - 1);
+			continue;
+		}
+		if (!freq && small_rescue_locked(sh, item_alloc_size(it))) {
+			rescue_mark_locked(sh, it, item_alloc_size(it),
+					   ITEM_MARK_RESCUED);
+			sh->q.main_rescued++;
 			continue;
 		}
 		if (freq)

@@ -58,6 +58,8 @@ struct queues {
 	uint64_t small_aged;		/* small -> main: pushed out of the window */
 	uint64_t rescued;		/* small -> main: unread, kept for its
 					 * size (evict.c) */
+	uint64_t main_rescued;		/* main's hand passed an unread item
+					 * by for its size (evict.c) */
 	/* what a rescue is worth (evict.c, small_rescue_locked()): the bytes
 	 * of the marked items that entered main unread and rescued, or read,
 	 * and how many of them were read there before the hand came */

@@ -136,6 +136,8 @@ struct store_stats {
 	uint64_t small_aged;		/* small -> main, out of the ring */
 	uint64_t rescued;		/* small -> main, unread, kept for its
 					 * small size */
+	uint64_t main_rescued;		/* main's hand: unread, kept a turn
+					 * more for its small size */
 	uint64_t expire_checked;	/* items the expiry hand looked at, and */
 	uint64_t expire_reclaimed;	/* reclaimed (since the start) */
 	uint64_t hash_buckets;		/* hash slots over all shards */

@@ -39,6 +39,7 @@ static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
 	st->moved_main += sh->q.moved_main;
 	st->small_aged += sh->q.small_aged;
 	st->rescued += sh->q.rescued;
+	st->main_rescued += sh->q.main_rescued;
 	st->hash_buckets += (uint64_t)1 << sh->ht.bits;
 	st->hash_bytes += htable_memory(&sh->ht);
 	st->radix_nodes += sh->ints.nr_nodes;
@@ -122,6 +123,7 @@ void store_stats_reset(struct store *s)
 		sh->q.moved_main = 0;
 		sh->q.small_aged = 0;
 		sh->q.rescued = 0;
+		sh->q.main_rescued = 0;
 		shard_unlock(sh);
 	}
 }

@@ -204,6 +204,7 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "moves_to_main", st->moved_main);
 	stat_u64(out, "small_window_moves", st->small_aged);
 	stat_u64(out, "small_rescues", st->rescued);
+	stat_u64(out, "main_rescues", st->main_rescued);
 	stat_u64(out, "shards", st->nshards);
 	stat_u64(out, "partitions", st->partitions);
 	stat_u64(out, "partition_splits", st->partition_splits);
