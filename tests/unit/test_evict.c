@@ -53,6 +53,18 @@ static struct store *new_store(size_t limit, unsigned int hash_bits)
 	return s;
 }
 
+/* A store of new_store(0, 13) (a ring for small) whose limit leaves
+ * @room bytes for items beyond what it holds empty; NULL if none. */
+static struct store *store_with_room(size_t room)
+{
+	struct store *s = new_store(0, 13);
+
+	if (s)
+		CHECK(store_set_mem_limit(s, store_memory_used(s) + room) ==
+		      0);
+	return s;
+}
+
 static int set_key(struct store *s, const char *key, rel_time_t exptime)
 {
 	struct item *it;
@@ -664,7 +676,7 @@ static uint32_t rescue_key(char *key, size_t len, unsigned int i)
  */
 static void test_rescue_keeps_small_values_read_alike(void)
 {
-	struct store *s = new_store(0, 13);	/* a ring for small */
+	struct store *s = store_with_room(256 * 1024);
 	unsigned int step, i, held[2] = { 0, 0 };
 	uint64_t rescued;
 	struct store_stats st;
@@ -672,7 +684,6 @@ static void test_rescue_keeps_small_values_read_alike(void)
 
 	if (!s)
 		return;
-	CHECK(store_set_mem_limit(s, store_memory_used(s) + 256 * 1024) == 0);
 	for (step = 0; step < 200000; step++) {
 		uint32_t nbytes;
 
@@ -701,26 +712,26 @@ static void test_rescue_keeps_small_values_read_alike(void)
 }
 
 /*
- * The same keys, but written apart from their reads (memtier's load: a
- * fifth of the requests set a key drawn at random, the others get one,
- * and a miss stores nothing): a small value seldom gets its read within
- * a turn of main's hand, and once rescued from small it was evicted
- * there all the same at its first pass, unread. The hand now keeps it,
- * under the same rule and measure as small's rescue: the store holds
- * the small values where memcached's slab classes would.
+ * Keys read alike, but written apart from their reads (memtier's load:
+ * a fifth of the requests set a key drawn at random, values of 32 to
+ * 4,096 bytes, the others get one, and a miss stores nothing): a small
+ * value seldom gets its read within a turn of main's hand, and once
+ * rescued from small it was evicted there all the same at its first
+ * pass, unread. The hand now keeps it, under the same rule and measure
+ * as small's rescue: the store holds the small values where memcached's
+ * slab classes would.
  */
 #define APART_SIZE(i)	(32 + (i) * 2654435761u % 4065)	/* 32 to 4,096 */
 
 static void test_rescue_in_main_keeps_small_values_written_apart(void)
 {
-	struct store *s = new_store(0, 13);	/* a ring for small */
+	struct store *s = store_with_room(4096 * 1024);
 	unsigned int step, i, held[2] = { 0, 0 };
 	struct store_stats st;
 	char key[32];
 
 	if (!s)
 		return;
-	CHECK(store_set_mem_limit(s, store_memory_used(s) + 4096 * 1024) == 0);
 	for (step = 0; step < 400000; step++) {
 		i = rnd_below(RESCUE_KEYS);
 		snprintf(key, sizeof(key), "w%u", i);
@@ -751,7 +762,7 @@ static void test_rescue_in_main_keeps_small_values_written_apart(void)
  */
 static void test_rescue_stops_where_reads_favour_the_read(void)
 {
-	struct store *s = new_store(0, 13);	/* a ring for small */
+	struct store *s = store_with_room(72 * 1024);
 	unsigned int i, j, lost = 0;
 	uint64_t early = 0;
 	struct store_stats st;
@@ -759,7 +770,6 @@ static void test_rescue_stops_where_reads_favour_the_read(void)
 
 	if (!s)
 		return;
-	CHECK(store_set_mem_limit(s, store_memory_used(s) + 72 * 1024) == 0);
 	for (i = 0; i < 5000; i++) {
 		if (i == 1000) {
 			store_stats(s, &st);
@@ -813,7 +823,7 @@ static void size_key(char *key, size_t len, unsigned int i, uint32_t *nbytes)
 
 static void test_main_evicts_large_values_read_once_first(void)
 {
-	struct store *s = new_store(0, 13);	/* a ring for small */
+	struct store *s = store_with_room(200 * 1024);
 	unsigned int i, held = 0, lost[3] = { 0, 0, 0 }, kind;
 	struct store_stats st;
 	uint64_t evictions;
@@ -822,7 +832,6 @@ static void test_main_evicts_large_values_read_once_first(void)
 
 	if (!s)
 		return;
-	CHECK(store_set_mem_limit(s, store_memory_used(s) + 200 * 1024) == 0);
 	for (i = 0; i < SIZE_KEYS; i++) {	/* read in small: to main */
 		size_key(key, sizeof(key), i, &nbytes);
 		CHECK(set_sized(s, key, nbytes) == STORE_STORED);
