@@ -262,11 +262,15 @@ static bool main_evict_locked(struct store *s, struct shard *sh,
 			item_set_freq(it, freq - 1);
 			continue;
 		}
-		if (!freq && small_rescue_locked(sh, item_alloc_size(it))) {
-			rescue_mark_locked(sh, it, item_alloc_size(it),
-					   ITEM_MARK_RESCUED);
-			sh->q.main_rescued++;
-			continue;
+		if (!freq) {
+			size_t size = item_alloc_size(it);
+
+			if (small_rescue_locked(sh, size)) {
+				rescue_mark_locked(sh, it, size,
+						   ITEM_MARK_RESCUED);
+				sh->q.main_rescued++;
+				continue;
+			}
 		}
 		if (freq)
 			sh->evicted_active++;
