@@ -936,8 +936,8 @@ static void replay(const struct trace_opts *o, int port, int pid,
 	printf("hit=%.4f items=%lu lru=%.4f s3fifo=%.4f seconds=%.1f "
 	       "refused=%lu", (double)hits / (double)counted, items, lru, s3,
 	       secs, refused);
-	if (bytes && items && o->mix != MIX_PLAIN && o->mix != MIX_SCAN &&
-	    o->mix != MIX_TTL && o->mix != MIX_SHIFT)	/* sizes vary */
+	if (bytes && items && (o->mix == MIX_SIZES || o->mix == MIX_HOTLARGE ||
+			       o->mix == MIX_RANKSIZED))	/* sizes vary */
 		printf(" bytes=%lu s3fifo_bytes=%.4f", bytes,
 		       simulate(o, POL_S3FIFO, items, bytes, batch, secs));
 	if (pid)
