@@ -7,8 +7,8 @@
  * eviction", SOSP 2023), per shard:
  *
  *   new key --(in the ghost?)-- no --> [ small queue, FIFO ] --> tail:
- *                   |                       read since it came in?
- *                  yes                       yes: to main, freq 0 or 1
+ *                   |   (and over twice     read since it came in?
+ *                  yes   the mean size)      yes: to main, freq 0 or 1
  *                   v                        no:  evicted, key to ghost
  *             [ main queue: the hand over the indexes, 2-bit freq ]
  *                   freq > 0: freq - 1, the hand moves on; 0: evicted
@@ -33,7 +33,8 @@
  * reinsertion (within 0.1 points on every trace of make bench). The ghost
  * is a table of 16-bit fingerprints, QUEUES_GHOST_WAYS per bucket, about
  * as many as the shard holds items; a new key found there goes straight
- * to main.
+ * to main, unless its value is over twice the shard's mean size (one
+ * read does not pay for it: main_reads_pay_locked()).
  *
  * Dead items (expired, flushed) go first: met at small's tail or by
  * main's hand they are reclaimed, and while the shard holds items that
@@ -62,8 +63,6 @@
 					 * rescued all the same */
 #define RESCUE_MEMORY		64	/* the rescue counts halve past 64
 					 * times the shard's bytes */
-#define MAIN_SIZE_SHARE		2	/* a read a turn keeps a value under
-					 * twice the shard's mean size */
 
 /* Unlink a live item to make room, and count it. */
 static void item_evict_locked(struct store *s, struct shard *sh,
@@ -138,6 +137,7 @@ static void small_to_main_locked(struct shard *sh, struct item *it,
 
 	ak_lock_assert_held(&sh->lock);
 	small_forget_locked(sh, it);
+	item_set_marks(it, 0);		/* ITEM_MARK_RETURNED */
 	freq = item_is_int(it) ? 0 : main_entry_freq_locked(sh,
 			item_key_hash(item_str_key(it), it->nkey));
 	item_set_freq(it, freq);
@@ -194,7 +194,8 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
 			sh->q.rescued++;
 			continue;
 		}
-		queues_ghost_add(&sh->q, queues_item_ghost_hash(it));
+		queues_ghost_add(&sh->q, queues_item_ghost_hash(it),
+				 item_marks(it) & ITEM_MARK_RETURNED);
 		item_evict_locked(s, sh, it, dead);
 		return true;
 	}
@@ -203,14 +204,13 @@ static bool small_evict_locked(struct store *s, struct shard *sh,
 
 /*
  * Whether main's hand passes @it by, of frequency @freq (the reads since
- * it last passed, at most ITEM_FREQ_MAX): read at all, and under
- * MAIN_SIZE_SHARE * @freq times the shard's mean size, or read as often
- * as the count holds. A value twice the mean needs two reads a turn to
- * stay where a mean one needs one: a hit ratio counts requests, not
- * bytes, and the bytes of a large value read once would hold more hits
- * as small values read as often (GDSF's frequency over size, in the
- * 2-bit count); a value read ITEM_FREQ_MAX times a turn stays whatever
- * its size, so that hot large values are not cut by the rule.
+ * it last passed, at most ITEM_FREQ_MAX): read at all, and those reads
+ * pay for its size (main_reads_pay_locked(): under MAIN_SIZE_SHARE *
+ * @freq times the shard's mean size), or read as often as the count
+ * holds. The bytes of a large value read once would hold more hits as
+ * small values read as often; a value read ITEM_FREQ_MAX times a turn
+ * stays whatever its size, so that hot large values are not cut by the
+ * rule.
  */
 static bool main_keep_locked(const struct shard *sh, const struct item *it,
 			     unsigned int freq)
@@ -218,9 +218,7 @@ static bool main_keep_locked(const struct shard *sh, const struct item *it,
 	ak_lock_assert_held(&sh->lock);
 	if (freq >= ITEM_FREQ_MAX)
 		return true;
-	/* size < MAIN_SIZE_SHARE * freq * bytes / curr_items */
-	return freq && (uint64_t)item_alloc_size(it) * sh->curr_items <
-		      (uint64_t)MAIN_SIZE_SHARE * freq * sh->bytes;
+	return freq && main_reads_pay_locked(sh, item_alloc_size(it), freq);
 }
 
 /*

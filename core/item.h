@@ -199,16 +199,19 @@ static inline bool item_set_exptime(struct item *it, rel_time_t exptime)
 }
 
 /*
- * The top two bits of it->time are the eviction's marks on an item that
- * entered the main queue and that the hand has not passed since (evict.c):
- * it came from small unread, rescued for its size, or read, with no
- * frequency. They change under the shard lock, as the time does once the
- * item is linked. The time is seconds since the store's epoch: 30 bits
- * hold 34 years.
+ * The top two bits of it->time are the eviction's marks (evict.c). On an
+ * item that entered the main queue and that the hand has not passed
+ * since: it came from small unread, rescued for its size (RESCUED), or
+ * read, with no frequency (PROBED). On an item in small: the ghost sent
+ * it back there, too large for main on one read (RETURNED, the bit main
+ * calls PROBED; queues_link_locked()); a move to main clears it. They
+ * change under the shard lock, as the time does once the item is linked.
+ * The time is seconds since the store's epoch: 30 bits hold 34 years.
  */
 #define ITEM_TIME_MASK		((1u << 30) - 1)
 #define ITEM_MARK_RESCUED	(1u << 31)
 #define ITEM_MARK_PROBED	(1u << 30)
+#define ITEM_MARK_RETURNED	(1u << 30)
 #define ITEM_MARKS		(ITEM_MARK_RESCUED | ITEM_MARK_PROBED)
 
 /**

@@ -27,6 +27,7 @@ void queues_small_slide(struct queues *q, uint64_t seq_last, uint64_t bytes)
 		it = q->small[q->small_tail & q->small_mask];
 		if (it) {
 			queues_small_forget(q, it, item_alloc_size(it));
+			item_set_marks(it, 0);	/* ITEM_MARK_RETURNED */
 			q->small_aged++;
 			if (q->small_bytes * QUEUES_SMALL_SHARE < bytes)
 				q->grow = true;
@@ -56,19 +57,24 @@ uint64_t queues_item_ghost_hash(const struct item *it)
 			item_key(it), it->nkey) >> 32));
 }
 
-/* The bucket of @h and its fingerprint, never 0 (0 marks a free way). */
+#define GHOST_RETURNED	0x8000u	/* of an entry: returned before */
+
+/* The bucket of @h and its 15-bit fingerprint, never 0 (0 marks a free
+ * way). */
 static uint16_t *ghost_bucket(const struct queues *q, uint64_t h,
 			      uint16_t *fp)
 {
-	*fp = (uint16_t)(h >> 48) ? (uint16_t)(h >> 48) : 1;
+	*fp = (uint16_t)(h >> 49) ? (uint16_t)(h >> 49) : 1;
 	return &q->ghost[(h & q->ghost_mask) * QUEUES_GHOST_WAYS];
 }
 
-void queues_ghost_add(struct queues *q, uint64_t h)
+void queues_ghost_add(struct queues *q, uint64_t h, bool returned)
 {
 	uint16_t fp, *b = ghost_bucket(q, h, &fp);
 	unsigned int w;
 
+	if (returned)
+		fp |= GHOST_RETURNED;
 	for (w = 0; w < QUEUES_GHOST_WAYS; w++) {
 		if (!b[w]) {
 			b[w] = fp;
@@ -79,20 +85,22 @@ void queues_ghost_add(struct queues *q, uint64_t h)
 	b[q->ghost_way++ % QUEUES_GHOST_WAYS] = fp;
 }
 
-bool queues_ghost_take(struct queues *q, uint64_t h)
+unsigned int queues_ghost_take(struct queues *q, uint64_t h)
 {
 	uint16_t fp, *b = ghost_bucket(q, h, &fp);
 	unsigned int w;
 
 	for (w = 0; w < QUEUES_GHOST_WAYS; w++) {
-		if (b[w] == fp) {
+		if ((b[w] & ~GHOST_RETURNED) == fp) {
+			bool again = b[w] & GHOST_RETURNED;
+
 			b[w] = 0;
 			q->ghost_entries--;
 			q->ghost_hits++;
-			return true;
+			return again ? QUEUES_GHOST_AGAIN : QUEUES_GHOST_ONCE;
 		}
 	}
-	return false;
+	return 0;
 }
 
 /* ---- their sizes ---- */

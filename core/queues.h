@@ -11,8 +11,10 @@
  * its slot in O(1). The main queue is every other linked item, in the
  * order the eviction hand walks the indexes (shard.c). The ghost
  * remembers the keys evicted from small: QUEUES_GHOST_WAYS 16-bit
- * fingerprints per bucket, 0 for none, about as many as the shard holds
- * items; a new key found there goes straight to main.
+ * entries per bucket (a 15-bit fingerprint and whether the key had
+ * returned from the ghost before), 0 for none, about as many as the shard
+ * holds items; a new key found there goes straight to main (but for
+ * large values on their first return: queues_link_locked() in shard.h).
  *
  * Below shard.h: a shard embeds a struct queues, and nothing here knows
  * the shard, the store or their locks.
@@ -34,6 +36,8 @@
 #define QUEUES_GHOST_WAYS	8
 #define QUEUES_MIN_SLOTS	64	/* the ring's first size, at least */
 #define QUEUES_MIN_BUCKETS	8	/* the ghost's, of QUEUES_GHOST_WAYS */
+#define QUEUES_GHOST_ONCE	1	/* queues_ghost_take(): remembered */
+#define QUEUES_GHOST_AGAIN	2	/* remembered, returned before */
 #define QUEUES_SMALL_SHARE	10	/* small holds 1/SMALL_SHARE of the
 					 * shard's bytes */
 
@@ -218,12 +222,17 @@ uint64_t queues_ghost_hash(bool isint, uint64_t ikey, uint32_t hash);
 /* queues_ghost_hash() of @it's key. */
 uint64_t queues_item_ghost_hash(const struct item *it);
 
-/* Remember a key evicted from small (@h: queues_ghost_hash()); a full
- * bucket loses one way. */
-void queues_ghost_add(struct queues *q, uint64_t h);
+/* Remember a key evicted from small (@h: queues_ghost_hash()), and
+ * whether it had @returned from the ghost before; a full bucket loses one
+ * way. */
+void queues_ghost_add(struct queues *q, uint64_t h, bool returned);
 
-/* Whether the ghost remembers @h; it leaves the ghost if so. */
-bool queues_ghost_take(struct queues *q, uint64_t h);
+/*
+ * Whether the ghost remembers @h; it leaves the ghost if so.
+ * Return: 0 if not, QUEUES_GHOST_ONCE, or QUEUES_GHOST_AGAIN when it was
+ * remembered as having returned before (queues_ghost_add()).
+ */
+unsigned int queues_ghost_take(struct queues *q, uint64_t h);
 
 /**
  * queues_want_sizes() - the ring and ghost sizes @items ask for

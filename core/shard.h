@@ -645,6 +645,28 @@ static inline bool small_add_locked(const struct store *s, struct shard *sh,
 	return queues_small_add(&sh->q, it, size, sh->cas_seq, sh->bytes);
 }
 
+#define MAIN_SIZE_SHARE		2	/* a read a turn pays for a value
+					 * under twice the shard's mean size */
+
+/*
+ * Whether @reads pay for a value of @size bytes in main: it is under
+ * MAIN_SIZE_SHARE * @reads times the shard's mean item size. A hit ratio
+ * counts requests, not bytes: a value twice the mean needs two reads a
+ * turn where a mean one needs one (GDSF's frequency over size). Main's
+ * hand asks it of an item's reads since it last passed
+ * (main_keep_locked() in evict.c); a new key the ghost remembers asks it
+ * of one read (queues_link_locked()). With values of one size it always
+ * says yes to a read.
+ */
+static inline bool main_reads_pay_locked(const struct shard *sh,
+					 size_t size, unsigned int reads)
+{
+	ak_lock_assert_held(&sh->lock);
+	/* size < MAIN_SIZE_SHARE * reads * bytes / curr_items */
+	return (uint64_t)size * sh->curr_items <
+	       (uint64_t)MAIN_SIZE_SHARE * reads * sh->bytes;
+}
+
 /**
  * main_entry_freq_locked() - the frequency a string item enters main with
  * @sh: the shard
@@ -686,7 +708,16 @@ static inline unsigned int main_entry_freq_locked(const struct shard *sh,
  *
  * A replacement takes the old item's frequency and queue (in small, the
  * slot of its own sequence number: its head); a new key goes to main if
- * the ghost remembers it (main_entry_freq_locked()), else to small.
+ * the ghost remembers it (main_entry_freq_locked()) and that one read
+ * pays for its size (main_reads_pay_locked()), else to small. The ghost
+ * says the key was stored again after it was evicted unread; in a cache
+ * filled on misses that is a read, but a large value that is written
+ * again and again (memtier's sets, say) would fill main with values no
+ * one reads. So a large one returns to small, marked: evicted from there
+ * unread, the ghost remembers that it came back (small_evict_locked()),
+ * and the next time it goes to main whatever its size. A hot value
+ * stored on every miss (filled on misses, in bursts that push each other
+ * out of small) gets there on its second return.
  * Inline, as every store takes it; queues.c keeps the slow paths.
  *
  * Context: sh->lock held.
@@ -695,6 +726,7 @@ static inline void queues_link_locked(struct store *s, struct shard *sh,
 				      const struct link *l)
 {
 	struct item *it = l->it, *old = l->old;
+	unsigned int back = 0;
 
 	ak_lock_assert_held(&sh->lock);
 	if (old) {
@@ -704,16 +736,21 @@ static inline void queues_link_locked(struct store *s, struct shard *sh,
 	} else {
 		item_set_freq(it, 0);
 		/* an empty ghost (nothing evicted yet) costs no lookup */
-		if (sh->q.ghost_entries &&
-		    queues_ghost_take(&sh->q, queues_ghost_hash(l->k->isint,
-				l->k->ikey, (uint32_t)(l->k->hash >> 32)))) {
+		if (sh->q.ghost_entries)
+			back = queues_ghost_take(&sh->q, queues_ghost_hash(
+					l->k->isint, l->k->ikey,
+					(uint32_t)(l->k->hash >> 32)));
+		/* the key found counts as one read of the value */
+		if (back == QUEUES_GHOST_AGAIN ||
+		    (back && main_reads_pay_locked(sh, l->size, 1))) {
 			if (!l->k->isint)
 				item_set_freq(it, main_entry_freq_locked(sh,
 							l->k->hash));
 			return;
 		}
 	}
-	small_add_locked(s, sh, it, l->size);
+	if (small_add_locked(s, sh, it, l->size) && back)
+		item_set_marks(it, ITEM_MARK_RETURNED);
 }
 
 /* Whether a store should call mem_grow_queues(). Context: sh->lock held. */

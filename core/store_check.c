@@ -199,9 +199,9 @@ static int check_parts(struct store *s, uint64_t *total, char *why,
  * The queues of S3-FIFO: every item of the small ring is linked, of this
  * shard, at the slot of its cas's sequence number, inside the window
  * [small_tail, cas_seq] no wider than the ring, with none of the marks
- * of an item entering main; the counts are the ring's; a linked item is
- * in small or, by definition, in main; the ghost's count is its
- * fingerprints'.
+ * of an item entering main (ITEM_MARK_RETURNED is small's own); the
+ * counts are the ring's; a linked item is in small or, by definition, in
+ * main; the ghost's count is its fingerprints'.
  */
 static int check_queues_locked(const struct store *s, const struct shard *sh,
 			       char *why, size_t len)
@@ -226,7 +226,7 @@ static int check_queues_locked(const struct store *s, const struct shard *sh,
 		    (seq & sh->q.small_mask) != i || seq < sh->q.small_tail ||
 		    seq > sh->cas_seq ||
 		    seq - sh->q.small_tail > sh->q.small_mask ||
-		    item_marks(it))
+		    (item_marks(it) & ~ITEM_MARK_RETURNED))
 			CHECK_FAIL("shard %u: bad item in small slot %llu",
 				   sh->index, (unsigned long long)i);
 		n++;
