@@ -58,6 +58,8 @@ struct queues {
 	uint64_t retry_at;		/* items before a failed growth tries
 					 * again */
 	uint64_t ghost_hits;		/* new keys found in the ghost */
+	uint64_t ghost_small;		/* of those, large values sent back to
+					 * small (queues_link_locked()) */
 	uint64_t moved_main;		/* small -> main: read while in small */
 	uint64_t small_aged;		/* small -> main: pushed out of the window */
 	uint64_t rescued;		/* small -> main: unread, kept for its

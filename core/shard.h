@@ -749,8 +749,10 @@ static inline void queues_link_locked(struct store *s, struct shard *sh,
 			return;
 		}
 	}
-	if (small_add_locked(s, sh, it, l->size) && back)
+	if (small_add_locked(s, sh, it, l->size) && back) {
 		item_set_marks(it, ITEM_MARK_RETURNED);
+		sh->q.ghost_small++;
+	}
 }
 
 /* Whether a store should call mem_grow_queues(). Context: sh->lock held. */

@@ -132,6 +132,8 @@ struct store_stats {
 	uint64_t ghost_entries;		/* evicted keys remembered */
 	uint64_t ghost_hits;		/* new keys found there: to main,
 					 * but for the large ones */
+	uint64_t ghost_small;		/* large ones back to small, on their
+					 * first return */
 	uint64_t moved_main;		/* small -> main, read while in small */
 	uint64_t small_aged;		/* small -> main, out of the ring */
 	uint64_t rescued;		/* small -> main, unread, kept for its

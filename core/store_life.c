@@ -36,6 +36,7 @@ static void shard_stats_add_locked(struct shard *sh, struct store_stats *st)
 	st->small_bytes += sh->q.small_bytes;
 	st->ghost_entries += sh->q.ghost_entries;
 	st->ghost_hits += sh->q.ghost_hits;
+	st->ghost_small += sh->q.ghost_small;
 	st->moved_main += sh->q.moved_main;
 	st->small_aged += sh->q.small_aged;
 	st->rescued += sh->q.rescued;
@@ -120,6 +121,7 @@ void store_stats_reset(struct store *s)
 		sh->expired_unfetched = 0;
 		sh->reclaimed = 0;
 		sh->q.ghost_hits = 0;
+		sh->q.ghost_small = 0;
 		sh->q.moved_main = 0;
 		sh->q.small_aged = 0;
 		sh->q.rescued = 0;

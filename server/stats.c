@@ -201,6 +201,7 @@ static void stats_own(struct reply *out, const struct stats_totals *t,
 	stat_u64(out, "main_queue_items", st->curr_items - st->small_items);
 	stat_u64(out, "ghost_entries", st->ghost_entries);
 	stat_u64(out, "ghost_hits", st->ghost_hits);
+	stat_u64(out, "ghost_to_small", st->ghost_small);
 	stat_u64(out, "moves_to_main", st->moved_main);
 	stat_u64(out, "small_window_moves", st->small_aged);
 	stat_u64(out, "small_rescues", st->rescued);

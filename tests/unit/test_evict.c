@@ -396,7 +396,7 @@ static void test_ghost_sends_to_main(void)
 	store_stats(s, &st);
 	CHECK(st.evictions > 100 && st.ghost_entries > 0 &&
 	      st.ghost_entries <= st.evictions);
-	hits = st.ghost_hits;	/* a 16-bit fingerprint may have matched */
+	hits = st.ghost_hits;	/* a 15-bit fingerprint may have matched */
 	for (i = 0; i < 400 && !back; i++) {	/* the first evicted one */
 		snprintf(key, sizeof(key), "k%u", i);
 		if (!peek_key(s, key)) {
@@ -424,22 +424,24 @@ static void test_ghost_sends_to_main(void)
 #define GHOST_KEYS	40
 
 /* Store the keys g:0.. of small and large values; count those found in
- * the ghost. */
-static uint64_t ghost_keys_store(struct store *s)
+ * the ghost, and in *@to_small those of them sent back to small. */
+static uint64_t ghost_keys_store(struct store *s, uint64_t *to_small)
 {
 	struct store_stats st;
-	uint64_t ghost_hits;
+	uint64_t ghost_hits, ghost_small;
 	unsigned int i;
 	char key[32];
 
 	store_stats(s, &st);
 	ghost_hits = st.ghost_hits;
+	ghost_small = st.ghost_small;
 	for (i = 0; i < 2 * GHOST_KEYS; i++) {
 		snprintf(key, sizeof(key), "g:%u", i);
 		CHECK(set_sized(s, key, i % 2 ? GHOST_LARGE : GHOST_SMALL) ==
 		      STORE_STORED);
 	}
 	store_stats(s, &st);
+	*to_small = st.ghost_small - ghost_small;
 	return st.ghost_hits - ghost_hits;
 }
 
@@ -471,13 +473,13 @@ static struct store *ghost_keys_returned(unsigned int *n, unsigned int held[2])
 {
 	struct store *s = new_store(0, 13);	/* a ring for them all */
 	unsigned int i;
-	uint64_t back;
+	uint64_t back, to_small;
 	char key[32];
 
 	if (!s)
 		return NULL;
 	CHECK(store_set_mem_limit(s, store_memory_used(s) + 100 * 1024) == 0);
-	ghost_keys_store(s);			/* small and large, unread */
+	ghost_keys_store(s, &to_small);		/* small and large, unread */
 	/* medium keys, unread, until all of those went to the ghost */
 	for (*n = 0, i = 0; *n < 2000 && i < 2 * GHOST_KEYS; (*n)++) {
 		snprintf(key, sizeof(key), "m:%u", *n);
@@ -490,9 +492,10 @@ static struct store *ghost_keys_returned(unsigned int *n, unsigned int held[2])
 	}
 	CHECK_MSG(i == 2 * GHOST_KEYS, "key g:%u still held after %u keys",
 		  i, *n);
-	back = ghost_keys_store(s);		/* stored again */
-	CHECK_MSG(back >= 2 * GHOST_KEYS, "%" PRIu64 " of %u found in the "
-		  "ghost", back, 2 * GHOST_KEYS);
+	back = ghost_keys_store(s, &to_small);	/* stored again */
+	CHECK_MSG(back >= 2 * GHOST_KEYS && to_small == GHOST_KEYS,
+		  "%" PRIu64 " of %u found in the ghost, %" PRIu64 " of %u "
+		  "sent to small", back, 2 * GHOST_KEYS, to_small, GHOST_KEYS);
 	ghost_keys_push(s, "n:", *n, held);	/* as many again, unread */
 	return s;
 }
@@ -522,18 +525,21 @@ static void test_large_values_back_twice_from_the_ghost_go_to_main(void)
 {
 	unsigned int n, held[2];
 	struct store *s = ghost_keys_returned(&n, held);
-	uint64_t back;
+	uint64_t back, to_small;
 
 	if (!s)
 		return;
-	back = ghost_keys_store(s);		/* the large ones a third time */
-	CHECK_MSG(back >= GHOST_KEYS, "%" PRIu64 " of %u found in the ghost "
-		  "again", back, GHOST_KEYS);
+	/* the large ones again (the small ones are held): the unread keys
+	 * pushed in since may have taken a way or two of the ghost */
+	back = ghost_keys_store(s, &to_small);
+	CHECK_MSG(back >= GHOST_KEYS * 9 / 10 && to_small == 0, "%" PRIu64
+		  " of %u found in the ghost again, %" PRIu64 " sent to small",
+		  back, GHOST_KEYS, to_small);
 	ghost_keys_push(s, "o:", n, held);
-	CHECK_MSG(held[0] == GHOST_KEYS && held[1] == GHOST_KEYS,
-		  "held %u of %u small values and %u of %u large after "
-		  "their second return", held[0], GHOST_KEYS, held[1],
-		  GHOST_KEYS);
+	CHECK_MSG(held[0] == GHOST_KEYS && held[1] >= back,
+		  "held %u of %u small values and %u of %" PRIu64 " large "
+		  "after their second return", held[0], GHOST_KEYS, held[1],
+		  back);
 	check_store(s, "ghost, back twice");
 	store_destroy(s);
 }
