@@ -7,8 +7,8 @@
  * eviction", SOSP 2023), per shard:
  *
  *   new key --(in the ghost?)-- no --> [ small queue, FIFO ] --> tail:
- *                   |   (and over twice     read since it came in?
- *                  yes   the mean size)      yes: to main, freq 0 or 1
+ *                   |   (or over twice the  read since it came in?
+ *                  yes   mean, first time)   yes: to main, freq 0 or 1
  *                   v                        no:  evicted, key to ghost
  *             [ main queue: the hand over the indexes, 2-bit freq ]
  *                   freq > 0: freq - 1, the hand moves on; 0: evicted
@@ -31,10 +31,13 @@
  * waits a turn on average, as in the FIFO. The simulator of
  * tests/bench/hitratio.c (s3clock) measures it as good as a FIFO with
  * reinsertion (within 0.1 points on every trace of make bench). The ghost
- * is a table of 16-bit fingerprints, QUEUES_GHOST_WAYS per bucket, about
+ * is a table of 15-bit fingerprints, QUEUES_GHOST_WAYS per bucket, about
  * as many as the shard holds items; a new key found there goes straight
  * to main, unless its value is over twice the shard's mean size (one
- * read does not pay for it: main_reads_pay_locked()).
+ * read does not pay for it: main_reads_pay_locked()) on its first return:
+ * then it starts in small again, and evicted from there unread it is
+ * remembered as returned, and goes to main the next time
+ * (queues_link_locked() in shard.h).
  *
  * Dead items (expired, flushed) go first: met at small's tail or by
  * main's hand they are reclaimed, and while the shard holds items that
