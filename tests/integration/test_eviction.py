@@ -73,7 +73,8 @@ def test_queue_stats_add_up_and_the_ghost_is_used(start_server):
     assert int(after["ghost_hits"]) > int(st["ghost_hits"])
     for name in ("small_queue_items", "small_queue_bytes",
                  "main_queue_items", "ghost_entries", "ghost_hits",
-                 "ghost_to_small", "moves_to_main", "small_window_moves", "small_rescues"):
+                 "ghost_to_small", "moves_to_main", "small_window_moves",
+                 "small_rescues"):
         assert own[name].isdigit(), name
 
 

@@ -471,14 +471,13 @@ static void ghost_keys_push(struct store *s, const char *prefix,
  */
 static struct store *ghost_keys_returned(unsigned int *n, unsigned int held[2])
 {
-	struct store *s = new_store(0, 13);	/* a ring for them all */
+	struct store *s = store_with_room(100 * 1024);
 	unsigned int i;
 	uint64_t back, to_small;
 	char key[32];
 
 	if (!s)
 		return NULL;
-	CHECK(store_set_mem_limit(s, store_memory_used(s) + 100 * 1024) == 0);
 	ghost_keys_store(s, &to_small);		/* small and large, unread */
 	/* medium keys, unread, until all of those went to the ghost */
 	for (*n = 0, i = 0; *n < 2000 && i < 2 * GHOST_KEYS; (*n)++) {
